@@ -1,0 +1,76 @@
+# kbv — the two commands the README puts first:
+#   make run    install what is missing, build, run the main job on the HCA model
+#   make test   install what is missing, build, run every test (then again under ASan+UBSan)
+# Works as root on a fresh Debian 12 machine (apt-get, non-interactive).
+
+SHELL := /bin/bash
+BUILD ?= build
+BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+JOBS ?= $(shell nproc)
+MESON_OPTS ?= -Dwerror=true
+
+# Debian packages kbv builds with (see README "Dependencies").
+DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-format \
+            libibverbs-dev libnuma-dev libgtest-dev libgmock-dev libbenchmark-dev \
+            libcli11-dev libfmt-dev
+
+.PHONY: all deps build run test test-unit test-asan format format-check bench clean
+
+all: build
+
+# Install only what is missing; `apt-get update` first, as a fresh image needs.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "need root to apt-get install:$$missing" >&2; exit 1; fi; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_OPTS)
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD) -j $(JOBS)
+
+run: build
+	@echo "make run: the main job (kbv-perf between two processes over two model HCAs)"
+	@echo "is not built yet (issue 6); nothing to run."
+
+test: build
+	meson test -C $(BUILD) --num-processes $(JOBS) --print-errorlogs --no-rebuild
+	$(MAKE) test-asan
+	$(MAKE) format-check
+	@python3 .ci/test-summary.py $(BUILD) $(BUILD_ASAN)
+
+test-unit: build
+	meson test -C $(BUILD) --suite unit --print-errorlogs --no-rebuild
+
+$(BUILD_ASAN)/build.ninja:
+	meson setup $(BUILD_ASAN) $(MESON_OPTS) -Db_sanitize=address,undefined -Db_lundef=false \
+	  -Dbench=disabled -Dbuildtype=debug
+
+# Unit and e2e suites again under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps $(BUILD_ASAN)/build.ninja
+	ninja -C $(BUILD_ASAN) -j $(JOBS)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+	  meson test -C $(BUILD_ASAN) --suite unit --suite e2e --num-processes $(JOBS) \
+	  --print-errorlogs --no-rebuild
+
+bench: build
+	$(BUILD)/bench/kbv-bench
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: ok"
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
