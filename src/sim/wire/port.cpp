@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A model port's RoCEv2 UDP endpoint on loopback. Contract: port.hpp.
+#include "sim/wire/port.hpp"
+
+#include "common/log.hpp"
+#include "sim/wire/icrc.hpp"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kbv::sim::wire {
+
+namespace {
+
+constexpr const char* kLog = "sim.wire";
+
+sockaddr_in make_addr(uint32_t ip, uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(ip);
+  a.sin_port = htons(port);
+  return a;
+}
+
+// A non-blocking UDP socket bound to ip:port, DF set (IP ID 0 on the wire).
+Result<int> open_socket(uint32_t ip, uint16_t port, bool reuse, int rcvbuf) {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::from_errno(errno);
+  int one = 1;
+  int pmtu = IP_PMTUDISC_DO;
+  if (::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu) != 0 ||
+      (reuse && ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)) {
+    int err = errno;
+    ::close(fd);
+    return Status::from_errno(err);
+  }
+  if (rcvbuf > 0) {
+    // Best effort: the kernel caps it at net.core.rmem_max.
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  }
+  sockaddr_in a = make_addr(ip, port);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    int err = errno;
+    ::close(fd);
+    return err == EADDRINUSE ? Status{KBV_ERR_ALREADY_EXISTS} : Status::from_errno(err);
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::array<uint8_t, 16> gid_from_ipv4(uint32_t ip) {
+  std::array<uint8_t, 16> g{};
+  g[10] = 0xFF;
+  g[11] = 0xFF;
+  be::store32(g.data() + 12, ip);
+  return g;
+}
+
+uint16_t entropy_src_port(uint32_t src_qpn, uint32_t dst_qpn) {
+  uint32_t h = (src_qpn & kQpnMask) * 0x9E3779B1u ^ (dst_qpn & kQpnMask) * 0x85EBCA77u;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  return static_cast<uint16_t>(0xC000u | (h & 0x3FFFu));
+}
+
+Port::Port(const PortConfig& cfg) : cfg_(cfg), ip_(loopback_ip(cfg.host)), faults_(cfg.faults) {}
+
+Result<std::unique_ptr<Port>> Port::open(const PortConfig& cfg) {
+  if (cfg.host == 0 || cfg.host == 255) return KBV_ERR_INVALID_ARGUMENT;
+  if (Status s = FaultInjector::validate(cfg.faults); !s) return s;
+  std::unique_ptr<Port> p(new Port(cfg));
+  Result<int> fd = open_socket(p->ip_, kRoceV2UdpPort, false, cfg.rcvbuf_bytes);
+  if (!fd) {
+    log::warn(kLog, "cannot bind 127.0.0.{}:{}: {}", cfg.host, kRoceV2UdpPort,
+              fd.status().to_string());
+    return fd.status();
+  }
+  p->rx_fd_ = *fd;
+  p->rx_buf_.assign(kRxBatch * kMaxDatagram, 0);
+  p->rx_msgs_.assign(kRxBatch, mmsghdr{});
+  p->rx_iov_.assign(kRxBatch, iovec{});
+  p->rx_addr_.assign(kRxBatch, sockaddr_in{});
+  for (size_t i = 0; i < kRxBatch; ++i) {
+    p->rx_iov_[i] = {p->rx_buf_.data() + i * kMaxDatagram, kMaxDatagram};
+    msghdr& m = p->rx_msgs_[i].msg_hdr;
+    m.msg_name = &p->rx_addr_[i];
+    m.msg_namelen = sizeof(sockaddr_in);
+    m.msg_iov = &p->rx_iov_[i];
+    m.msg_iovlen = 1;
+  }
+  log::debug(kLog, "port 127.0.0.{}:{} open (fd {})", cfg.host, kRoceV2UdpPort, p->rx_fd_);
+  return p;
+}
+
+Port::~Port() {
+  (void)flush_faults();
+  for (auto& [port, fd] : tx_fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+  if (rx_fd_ >= 0) ::close(rx_fd_);
+}
+
+Result<int> Port::tx_socket(uint16_t src_port, uint16_t& actual) {
+  actual = src_port;
+  if (src_port == kRoceV2UdpPort) return rx_fd_;
+  auto it = tx_fds_.find(src_port);
+  if (it == tx_fds_.end()) {
+    if (Status s = prepare_src_port(src_port); !s) return s;
+    it = tx_fds_.find(src_port);
+  }
+  if (it->second < 0) {
+    actual = kRoceV2UdpPort;
+    return rx_fd_;
+  }
+  return it->second;
+}
+
+Status Port::prepare_src_port(uint16_t src_port) {
+  if (src_port == 0) return KBV_ERR_INVALID_ARGUMENT;
+  if (src_port == kRoceV2UdpPort || tx_fds_.count(src_port) != 0) return {};
+  Result<int> fd = open_socket(ip_, src_port, true, 0);
+  if (!fd) {
+    if (fd.status() != KBV_ERR_ALREADY_EXISTS) return fd.status();
+    log::warn(kLog, "127.0.0.{}:{} in use; that flow sends from port {}", cfg_.host, src_port,
+              kRoceV2UdpPort);
+    tx_fds_.emplace(src_port, -1);
+    return {};
+  }
+  tx_fds_.emplace(src_port, *fd);
+  return {};
+}
+
+Status Port::send(uint32_t dst_ip, uint16_t src_port, const PacketHeaders& h,
+                  std::span<const uint8_t> payload) {
+  Result<size_t> n = build_packet(h, payload, tx_buf_);
+  if (!n) return n.status();
+  return send_datagram(dst_ip, src_port, {tx_buf_.data(), *n});
+}
+
+Status Port::send_datagram(uint32_t dst_ip, uint16_t src_port, std::span<uint8_t> datagram) {
+  uint16_t actual = 0;
+  Result<int> fd = tx_socket(src_port, actual);
+  if (!fd) return fd.status();
+  if (actual != src_port) ++counters_.tx_src_port_fallback;
+  if (Status s = write_icrc(Ipv4Flow{ip_, dst_ip, actual, kRoceV2UdpPort}, datagram); !s) {
+    return s;
+  }
+  Outgoing o{dst_ip, actual, datagram};
+  if (!cfg_.faults.enabled()) return send_one(o);
+  FaultInjector::Plan plan = faults_.submit(o);
+  Status first;
+  for (size_t i = 0; i < plan.n; ++i) {
+    Status s = send_one(plan.out[i]);
+    if (!s && first) first = s;
+  }
+  return first;
+}
+
+Status Port::flush_faults() {
+  FaultInjector::Plan plan = faults_.flush();
+  Status first;
+  for (size_t i = 0; i < plan.n; ++i) {
+    Status s = send_one(plan.out[i]);
+    if (!s && first) first = s;
+  }
+  return first;
+}
+
+Status Port::send_one(const Outgoing& o) {
+  uint16_t actual = 0;
+  Result<int> fd = tx_socket(o.src_port, actual);
+  if (!fd) return fd.status();
+  sockaddr_in to = make_addr(o.dst_ip, kRoceV2UdpPort);
+  ssize_t n = ::sendto(*fd, o.bytes.data(), o.bytes.size(), MSG_DONTWAIT,
+                       reinterpret_cast<sockaddr*>(&to), sizeof to);
+  if (n < 0) {
+    int err = errno;
+    ++counters_.tx_errors;
+    if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) return KBV_ERR_QUEUE_FULL;
+    log::debug(kLog, "sendto 0x{:08x}: {}", o.dst_ip, std::strerror(err));
+    return KBV_ERR_IO;
+  }
+  ++counters_.tx_packets;
+  counters_.tx_bytes += o.bytes.size();
+  return {};
+}
+
+Result<size_t> Port::poll(std::span<RxPacket> out) {
+  const size_t want = std::min(out.size(), kRxBatch);
+  if (want == 0) return size_t{0};
+  for (size_t i = 0; i < want; ++i) {
+    rx_msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+    rx_msgs_[i].msg_hdr.msg_flags = 0;
+    rx_msgs_[i].msg_len = 0;
+  }
+  int got = ::recvmmsg(rx_fd_, rx_msgs_.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
+  if (got < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return size_t{0};
+    return Status::from_errno(errno);
+  }
+  size_t good = 0;
+  for (int i = 0; i < got; ++i) {
+    const mmsghdr& m = rx_msgs_[i];
+    if (m.msg_hdr.msg_flags & MSG_TRUNC) {
+      ++counters_.rx_truncated;
+      continue;
+    }
+    std::span<const uint8_t> d(rx_buf_.data() + static_cast<size_t>(i) * kMaxDatagram, m.msg_len);
+    const uint32_t src_ip = ntohl(rx_addr_[i].sin_addr.s_addr);
+    const uint16_t src_port = ntohs(rx_addr_[i].sin_port);
+    if (!icrc_ok(Ipv4Flow{src_ip, ip_, src_port, kRoceV2UdpPort}, d)) {
+      ++counters_.rx_bad_icrc;
+      log::trace(kLog, "drop: bad ICRC from 0x{:08x}:{} ({} bytes)", src_ip, src_port, d.size());
+      continue;
+    }
+    Result<ParsedPacket> p = parse_packet(d);
+    if (!p) {
+      ++counters_.rx_malformed;
+      log::trace(kLog, "drop: malformed datagram from 0x{:08x}:{}: {}", src_ip, src_port,
+                 p.status().name());
+      continue;
+    }
+    RxPacket& r = out[good++];
+    r.headers = p->headers;
+    r.info = p->info;
+    r.payload = p->payload;
+    r.src_ip = src_ip;
+    r.src_port = src_port;
+    r.datagram_bytes = static_cast<uint16_t>(d.size());
+    ++counters_.rx_packets;
+    counters_.rx_bytes += d.size();
+  }
+  return good;
+}
+
+Result<bool> Port::wait_readable(int timeout_ms) const {
+  pollfd p{rx_fd_, POLLIN, 0};
+  int n = ::poll(&p, 1, timeout_ms);
+  if (n < 0) return errno == EINTR ? Result<bool>(false) : Result<bool>(Status::from_errno(errno));
+  return n > 0;
+}
+
+}  // namespace kbv::sim::wire

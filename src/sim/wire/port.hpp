@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// A model HCA port's RoCEv2 endpoint on loopback (DESIGN.md "The HCA model",
+// PRM.md "RoCEv2 wire"): port N owns 127.0.0.N:4791 (GID ::ffff:127.0.0.N)
+// and exchanges real RoCEv2 datagrams with other model ports, so a capture on
+// `lo` decodes in tshark. 127.0.0.0/8 is all loopback on Linux: nothing needs
+// configuring.
+//
+// Receive: one non-blocking UDP socket bound to 127.0.0.N:4791. fd() is for
+// the engine's epoll (EPOLLIN = datagrams waiting); poll() drains up to a
+// bounded batch with one recvmmsg(2), checks each datagram's ICRC against the
+// sender's address and port (bad -> dropped, rx_bad_icrc), parses it
+// (malformed or unsupported opcode -> dropped, rx_malformed) and returns the
+// good ones.
+//
+// Transmit: the UDP source port carries flow entropy (IBTA Annex A17.2.3:
+// the source port of a RoCEv2 flow is chosen by the sender, for ECMP
+// hashing; rxe and ConnectX use 0xC000 | a 14-bit hash). A UDP socket sends
+// from its bound port, so the port keeps one extra send-only socket per
+// source port, bound to 127.0.0.N:<src_port> with SO_REUSEADDR, created on
+// first use (or ahead of time with prepare_src_port(), from the control path
+// at QP modify). If that bind fails, the datagram goes out of the 4791 socket
+// instead (counted in tx_src_port_fallback); the ICRC is always computed for
+// the source port actually used. Sockets use IP_PMTUDISC_DO so the kernel
+// emits DF and IP Identification 0 (see icrc.hpp).
+//
+// Fault injection (faults.hpp) applies to transmitted datagrams after the
+// ICRC is written.
+//
+// Errors: open() -> KBV_ERR_INVALID_ARGUMENT (host 0 or 255, bad fault
+// config), KBV_ERR_ALREADY_EXISTS (address in use), KBV_ERR_IO (other socket
+// errors). send*() -> the build_packet() errors, KBV_ERR_QUEUE_FULL when the
+// socket buffer is full (the datagram is lost, like a congested link: the
+// transport's retransmission covers it), KBV_ERR_IO for other send errors.
+// poll() -> KBV_ERR_IO for a receive error other than "nothing waiting".
+//
+// Threading: a Port is used by one thread at a time (the engine thread of
+// its model). Bring-up (open, prepare_src_port) allocates; send and poll do
+// not, except the first send from a new source port.
+#pragma once
+
+#include "sim/wire/faults.hpp"
+#include "sim/wire/packet.hpp"
+
+#include <kbv/status.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace kbv::sim::wire {
+
+// 127.0.0.n in host byte order.
+constexpr uint32_t loopback_ip(uint8_t n) { return 0x7F000000u | n; }
+// The IPv4-mapped IPv6 GID ::ffff:a.b.c.d of an IPv4 address (IBTA A17.4.5.1;
+// RFC 4291 2.5.5.2), in wire (network) byte order.
+std::array<uint8_t, 16> gid_from_ipv4(uint32_t ip);
+// The flow-entropy UDP source port for a QP pair: 0xC000 | 14-bit hash
+// (IBTA Annex A17.2.3). Deterministic; the same pair always maps to the same
+// port.
+uint16_t entropy_src_port(uint32_t src_qpn, uint32_t dst_qpn);
+
+struct PortConfig {
+  uint8_t host = 1;  // N of 127.0.0.N, 1..254
+  FaultConfig faults;
+  int rcvbuf_bytes = 4 << 20;  // SO_RCVBUF request (the kernel may cap it)
+};
+
+struct PortCounters {
+  uint64_t tx_packets = 0;  // datagrams handed to the kernel
+  uint64_t tx_bytes = 0;
+  uint64_t tx_errors = 0;  // sendto failures (socket buffer full included)
+  uint64_t tx_src_port_fallback = 0;
+  uint64_t rx_packets = 0;  // good datagrams returned by poll()
+  uint64_t rx_bytes = 0;
+  uint64_t rx_bad_icrc = 0;
+  uint64_t rx_malformed = 0;  // short, bad layout or unsupported opcode
+  uint64_t rx_truncated = 0;  // larger than kMaxDatagram
+};
+
+struct RxPacket {
+  PacketHeaders headers;
+  const OpcodeInfo* info = nullptr;
+  std::span<const uint8_t> payload;  // into the port's receive buffer
+  uint32_t src_ip = 0;               // host byte order
+  uint16_t src_port = 0;             // the sender's flow entropy
+  uint16_t datagram_bytes = 0;
+};
+
+class Port {
+ public:
+  static constexpr size_t kRxBatch = 32;
+
+  static Result<std::unique_ptr<Port>> open(const PortConfig& cfg);
+  ~Port();
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  int fd() const { return rx_fd_; }
+  uint32_t ip() const { return ip_; }
+  std::array<uint8_t, 16> gid() const { return gid_from_ipv4(ip_); }
+
+  // Creates the send socket for src_port now (control path).
+  Status prepare_src_port(uint16_t src_port);
+
+  // Builds BTH + extension headers + payload + pad + ICRC and sends it to
+  // dst_ip:4791 from src_port.
+  Status send(uint32_t dst_ip, uint16_t src_port, const PacketHeaders& h,
+              std::span<const uint8_t> payload);
+  // Sends a datagram laid out by build_packet(): writes its ICRC in place,
+  // then applies faults and sends.
+  Status send_datagram(uint32_t dst_ip, uint16_t src_port, std::span<uint8_t> datagram);
+  // Sends a held (reordered) datagram now, if any.
+  Status flush_faults();
+
+  // Receives up to min(out.size(), kRxBatch) datagrams without blocking and
+  // returns how many good packets were stored in `out` (0: nothing waiting
+  // or all dropped). Payload spans stay valid until the next poll().
+  Result<size_t> poll(std::span<RxPacket> out);
+  // Waits up to timeout_ms for datagrams (poll(2) on fd()); true if readable.
+  // A convenience for tests and simple loops; engines use fd() with epoll.
+  Result<bool> wait_readable(int timeout_ms) const;
+
+  const PortCounters& counters() const { return counters_; }
+  const FaultCounters& fault_counters() const { return faults_.counters(); }
+
+ private:
+  explicit Port(const PortConfig& cfg);
+  Status send_one(const Outgoing& o);
+  // The socket sending from src_port (creating it), and the port it really
+  // sends from (src_port, or 4791 after a fallback).
+  Result<int> tx_socket(uint16_t src_port, uint16_t& actual);
+
+  PortConfig cfg_;
+  uint32_t ip_;
+  int rx_fd_ = -1;
+  std::unordered_map<uint16_t, int> tx_fds_;  // src port -> socket (-1: fallback)
+  FaultInjector faults_;
+  PortCounters counters_;
+  std::array<uint8_t, kMaxDatagram> tx_buf_{};
+  std::vector<uint8_t> rx_buf_;  // kRxBatch * kMaxDatagram
+  std::vector<mmsghdr> rx_msgs_;
+  std::vector<iovec> rx_iov_;
+  std::vector<sockaddr_in> rx_addr_;
+};
+
+}  // namespace kbv::sim::wire
