@@ -146,6 +146,11 @@ struct create_cq_in {
   static constexpr F uid{0x10, 16};
   static constexpr F op_mod{0x30, 16};
   static constexpr Sub<create_cq_in, prm::cqc> cq_context{0x80};
+  // DEVX umem placement of the CQ buffer. Linux 6.1 leaves bits 0x280-0x2df
+  // reserved; rdma-core and DPDK (drivers/common/mlx5/mlx5_prm.h) name them.
+  // Unused by a VFIO driver (cq_umem_valid = 0 selects pas[]).
+  static constexpr F cq_umem_offset{0x280, 64};
+  static constexpr F cq_umem_id{0x2c0, 32};
   // 1: the buffer is a DEVX umem, pas[] is not used
   static constexpr F cq_umem_valid{0x2e0, 1};
   // variable tail: 64-bit page IOVAs of the CQ buffer
@@ -241,7 +246,8 @@ static_assert(modify_cq_out::kBits == 0x80 && modify_cq_out::kBits / 8 == 16);
 static_assert(cqc::log_cq_size.off == 0x63 && cqc::uar_page.off == 0x68);
 static_assert(cqc::c_eqn.off == 0xa0 && cqc::log_page_size.off == 0xc3);
 static_assert(cqc::consumer_counter.off == 0x148 && cqc::dbr_addr.off == 0x1c0);
-static_assert(create_cq_in::cq_context.end() == 0x280 && create_cq_in::cq_umem_valid.off == 0x2e0);
+static_assert(create_cq_in::cq_context.end() == 0x280 && create_cq_in::cq_umem_offset.off == 0x280);
+static_assert(create_cq_in::cq_umem_id.off == 0x2c0 && create_cq_in::cq_umem_valid.off == 0x2e0);
 static_assert(create_cq_in::pas.off == create_cq_in::kBits && create_cq_in::pas.byte_off(0) == 272);
 static_assert(query_cq_out::pas.byte_off(0) == 272 && modify_cq_in::pas.byte_off(0) == 272);
 static_assert(modify_cq_in::cqn.off == 0x48 && modify_cq_in::cq_context.off == 0x80);

@@ -43,6 +43,12 @@ struct create_qp_in {
   // enhanced connection establishment options
   static constexpr F ece{0xa0, 32};
   static constexpr Sub<create_qp_in, prm::qpc> qpc{0xc0};
+  // DEVX umem placement of the WQ buffer. Linux 6.1 leaves bits 0x800-0x85f
+  // reserved; later kernels' mlx5_ifc.h and DPDK's drivers/common/mlx5/
+  // mlx5_prm.h name them. Unused by a VFIO driver (wq_umem_valid = 0 selects
+  // pas[]).
+  static constexpr F wq_umem_offset{0x800, 64};
+  static constexpr F wq_umem_id{0x840, 32};
   // 1: the WQ buffer is a DEVX umem, pas[] is not used
   static constexpr F wq_umem_valid{0x860, 1};
   // variable tail: 64-bit page IOVAs of the WQ buffer
@@ -352,7 +358,8 @@ static_assert(qp_2rst_out::kBits == 0x80 && qp_2rst_out::kBits / 8 == 16);
 
 // Key offsets (mlx5_ifc.h; reserved_at_<hex> names confirm the sums).
 static_assert(create_qp_in::opt_param_mask.off == 0x80 && create_qp_in::ece.off == 0xa0);
-static_assert(create_qp_in::qpc.end() == 0x800 && create_qp_in::wq_umem_valid.off == 0x860);
+static_assert(create_qp_in::qpc.end() == 0x800 && create_qp_in::wq_umem_offset.off == 0x800);
+static_assert(create_qp_in::wq_umem_id.off == 0x840 && create_qp_in::wq_umem_valid.off == 0x860);
 static_assert(create_qp_in::pas.off == create_qp_in::kBits && create_qp_in::pas.byte_off(0) == 272);
 static_assert(create_qp_out::qpn.off == 0x48 && create_qp_out::ece.off == 0x60);
 static_assert(query_qp_out::qpc.off == 0xc0 && query_qp_out::pas.byte_off(0) == 272);

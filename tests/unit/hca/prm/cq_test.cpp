@@ -73,6 +73,12 @@ TEST(PrmCq, CreateCqInGolden) {
                      {283, 0x01}, {284, 0xBE}, {285, 0xEF},              // pas[1]
                  });
   EXPECT_EQ(c.get(cqc::c_eqn_or_apu_element), 0x117u);
+  // cq_umem_offset bit 0x280 (bytes 80-87), cq_umem_id bit 0x2c0 (88-91).
+  in.set(create_cq_in::cq_umem_offset, 0x1000);
+  in.set(create_cq_in::cq_umem_id, 0x21);
+  EXPECT_EQ(u8(b, 86), 0x10);
+  EXPECT_EQ(u8(b, 91), 0x21);
+  EXPECT_EQ(u8(b, 92), 0x80);  // cq_umem_valid untouched
   EXPECT_EQ(in.get(create_cq_in::pas, 1), 0x00000001BEEF0000ull);
 }
 

@@ -66,8 +66,16 @@ TEST(PrmQpCmd, CreateQpInGolden) {
                      {277, 0x10},                                       // pas[0]
                      {285, 0x10}, {286, 0x10},                          // pas[1]
                  });
+  // The umem fields (later mlx5_ifc.h): wq_umem_offset bit 0x800 (bytes
+  // 256-263), wq_umem_id bit 0x840 (bytes 264-267), wq_umem_valid MSB of 268.
+  in.set(create_qp_in::wq_umem_offset, 0x0102030405060708ull);
+  in.set(create_qp_in::wq_umem_id, 0x0A0B0C0D);
   in.set(create_qp_in::wq_umem_valid, 1);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(u8(b, 256 + i), i + 1);
+  EXPECT_EQ(u8(b, 264), 0x0A);
+  EXPECT_EQ(u8(b, 267), 0x0D);
   EXPECT_EQ(u8(b, 268), 0x80);
+  EXPECT_EQ(u8(b, 269), 0x00);
 
   Buf o(16);
   o[9] = std::byte{0x00};
