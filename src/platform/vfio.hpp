@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// VfioDevice: one PCI function bound to vfio-pci, opened through the type1
+// IOMMU backend (linux/vfio.h; kernel Documentation/driver-api/vfio.rst
+// "VFIO Usage Example"). Runs unchanged on silicon (real_sys()) and on the
+// HCA model, whose emulated VFIO kernel answers the same calls (sys.hpp).
+//
+// open(sys, bdf) performs, in order, each step failing with a logged message
+// that names the step and the object:
+//   1. sysfs: /sys/bus/pci/devices/<bdf>/driver must be vfio-pci, and
+//      iommu_group -> group number n.
+//   2. container: open /dev/vfio/vfio; VFIO_GET_API_VERSION == VFIO_API_VERSION;
+//      VFIO_CHECK_EXTENSION(VFIO_TYPE1v2_IOMMU) > 0.
+//   3. group: open /dev/vfio/<n>; VFIO_GROUP_GET_STATUS must have
+//      VFIO_GROUP_FLAGS_VIABLE; VFIO_GROUP_SET_CONTAINER(&container_fd);
+//      VFIO_SET_IOMMU(VFIO_TYPE1v2_IOMMU).
+//   4. VFIO_IOMMU_GET_INFO on the container, re-issued with the returned argsz,
+//      walking the capability chain for VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE
+//      (usable IOVA ranges) and iova_pgsizes (smallest IOMMU page). Without
+//      the capability (kernels before 5.4) a conservative default is used:
+//      [64 KiB, 0xFEDFFFFF] and [0xFEF00000, 2^39 - 1] (skipping the x86 MSI
+//      window 0xFEE00000-0xFEEFFFFF; 39 bits is the narrowest common IOMMU
+//      address width).
+//   5. device: VFIO_GROUP_GET_DEVICE_FD(bdf string); VFIO_DEVICE_GET_INFO
+//      (must be VFIO_DEVICE_FLAGS_PCI with the config region and MSI-X IRQ
+//      index present).
+//   6. regions: VFIO_DEVICE_GET_REGION_INFO for VFIO_PCI_CONFIG_REGION_INDEX
+//      (readable + writable) and VFIO_PCI_BAR0_REGION_INDEX (non-empty,
+//      VFIO_REGION_INFO_FLAG_MMAP); BAR0 is mmap'ed PROT_READ|PROT_WRITE,
+//      MAP_SHARED at the region offset, and wrapped in a Bar with
+//      sys.mmio_trap(device_fd, VFIO_PCI_BAR0_REGION_INDEX).
+//   7. VFIO_DEVICE_GET_IRQ_INFO for VFIO_PCI_MSIX_IRQ_INDEX (vector count;
+//      0 when the index lacks VFIO_IRQ_INFO_EVENTFD).
+// Nothing is enabled on the device by open(): bus mastering, MSI-X and reset
+// are separate calls, so the driver orders them (PRM.md "Bring-up order").
+//
+// Integer ioctl arguments (VFIO_CHECK_EXTENSION, VFIO_SET_IOMMU) are passed
+// through Sys::ioctl as the integer cast to void*, exactly as the kernel
+// receives them; VFIO_GET_API_VERSION and VFIO_DEVICE_RESET pass nullptr.
+//
+// Destruction undoes open in reverse: MSI-X disabled and its eventfds closed,
+// BAR0 unmapped, device fd, group fd (which detaches the group from the
+// container) and container fd closed. Every IOVA mapping dies with the
+// container, so DmaContext/DmaBuffer objects must be destroyed first.
+//
+// Errors: an ioctl/open/mmap failure -> Status::from_errno(errno) (e.g.
+// ENOENT -> KBV_ERR_NOT_FOUND, EBUSY -> KBV_ERR_BUSY, EPERM/EACCES ->
+// KBV_ERR_ACCESS_DENIED); API version mismatch, no type1v2, a non-PCI device,
+// BAR0 not mmap-able or no MSI-X -> KBV_ERR_NOT_SUPPORTED; group not viable or
+// device not bound to vfio-pci -> KBV_ERR_INVALID_STATE; malformed kernel
+// answers (capability chain out of bounds, empty BAR0) -> KBV_ERR_IO.
+//
+// Threading: open/close, config access, MSI-X and reset are control-path
+// calls for one thread at a time. dma_map/dma_unmap may run concurrently from
+// any thread. bar0() is immutable after open and may be used from any thread.
+#pragma once
+
+#include <kbv/status.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "platform/dma_mapper.hpp"
+#include "platform/mmio.hpp"
+#include "platform/pci.hpp"
+#include "platform/sys.hpp"
+
+namespace kbv::platform {
+
+// linux/vfio.h struct vfio_region_info, the parts kbv uses.
+struct VfioRegion {
+  uint32_t index = 0;
+  uint32_t flags = 0;   // VFIO_REGION_INFO_FLAG_*
+  uint64_t size = 0;    // bytes
+  uint64_t offset = 0;  // file offset of the region in the device fd
+};
+
+class VfioDevice final : public DmaMapper {
+ public:
+  // PCI configuration space (PCI Local Bus 3.0 section 6.2.2, command
+  // register at 0x04): bit 1 memory space enable, bit 2 bus master enable.
+  static constexpr uint32_t kPciCommandOffset = 0x04;
+  static constexpr uint16_t kPciCommandMemory = 1u << 1;
+  static constexpr uint16_t kPciCommandMaster = 1u << 2;
+
+  static Result<std::unique_ptr<VfioDevice>> open(Sys& sys, std::string_view bdf);
+  ~VfioDevice() override;
+  VfioDevice(const VfioDevice&) = delete;
+  VfioDevice& operator=(const VfioDevice&) = delete;
+
+  const PciDeviceInfo& pci() const { return pci_; }
+  std::string bdf() const { return pci_.address.to_string(); }
+  Sys& sys() const { return sys_; }
+  int container_fd() const { return container_fd_; }
+  int group_fd() const { return group_fd_; }
+  int device_fd() const { return device_fd_; }
+  uint32_t device_flags() const { return device_flags_; }  // VFIO_DEVICE_FLAGS_*
+  const VfioRegion& config_region() const { return config_; }
+  const VfioRegion& bar0_region() const { return bar0_region_; }
+
+  // BAR0 (init segment at 0, UAR pages at n * 4096), mapped for the life of
+  // the device.
+  const Bar& bar0() const { return bar0_; }
+
+  // ---- PCI configuration space (pread/pwrite at the config region offset) ----
+  // [offset, offset+len) must lie inside the config region, else
+  // KBV_ERR_INVALID_ARGUMENT; a short transfer is KBV_ERR_IO.
+  Status config_read(uint32_t offset, void* buf, size_t len);
+  Status config_write(uint32_t offset, const void* buf, size_t len);
+  // Little-endian 16-bit config register (PCI config space is LE).
+  Result<uint16_t> config_read16(uint32_t offset);
+  Status config_write16(uint32_t offset, uint16_t value);
+  // Sets (enable) or clears (disable) memory space + bus master in the
+  // command register, read-modify-write. The HCA cannot DMA until enabled.
+  Status enable_bus_master();
+  Status disable_bus_master();
+
+  // ---- MSI-X (VFIO_PCI_MSIX_IRQ_INDEX) ----
+  // Vectors the device offers; 0 when MSI-X cannot signal eventfds.
+  uint32_t msix_vector_count() const { return msix_count_; }
+  // Creates `n` eventfds (EFD_CLOEXEC | EFD_NONBLOCK, created with libc
+  // eventfd(2): they are ordinary kernel eventfds on the model too) and
+  // attaches them to vectors 0..n-1 with VFIO_DEVICE_SET_IRQS
+  // (DATA_EVENTFD | ACTION_TRIGGER, start 0, count n). n == 0 or n > count ->
+  // KBV_ERR_INVALID_ARGUMENT. If MSI-X is already enabled it is disabled
+  // first (vfio-pci cannot resize an enabled MSI-X set).
+  Status enable_msix(uint32_t n);
+  // VFIO_DEVICE_SET_IRQS (DATA_NONE | ACTION_TRIGGER, count 0) and close the
+  // eventfds. A no-op when not enabled.
+  Status disable_msix();
+  uint32_t msix_enabled_count() const { return static_cast<uint32_t>(msix_fds_.size()); }
+  // The eventfd of vector v (read(2) it to consume interrupts); -1 when none.
+  int msix_eventfd(uint32_t v) const { return v < msix_fds_.size() ? msix_fds_[v] : -1; }
+
+  // ---- reset ----
+  // VFIO_DEVICE_RESET (function-level reset); KBV_ERR_NOT_SUPPORTED when the
+  // device lacks VFIO_DEVICE_FLAGS_RESET. BAR0 stays mapped.
+  Status reset();
+
+  // ---- DmaMapper: VFIO_IOMMU_MAP_DMA / VFIO_IOMMU_UNMAP_DMA on the container ----
+  Status dma_map(void* va, uint64_t iova, uint64_t size, uint32_t access) override;
+  Status dma_unmap(uint64_t iova, uint64_t size) override;
+  std::vector<IovaRange> iova_ranges() const override { return iova_ranges_; }
+  uint64_t iova_page_size() const override { return iova_page_size_; }
+  // True when the ranges came from the kernel's capability, false when the
+  // built-in default was used.
+  bool iova_ranges_reported() const { return iova_ranges_reported_; }
+
+ private:
+  explicit VfioDevice(Sys& sys) : sys_(sys) {}
+  Status open_container();
+  Status open_group();
+  Status query_iommu_info();
+  Status open_device();
+  Status query_region(uint32_t index, VfioRegion& out);
+  Status map_bar0();
+  Status query_msix();
+  Status set_command_bits(uint16_t bits, bool on);
+
+  Sys& sys_;
+  PciDeviceInfo pci_;
+  std::string group_path_;
+  int container_fd_ = -1;
+  int group_fd_ = -1;
+  int device_fd_ = -1;
+  uint32_t device_flags_ = 0;
+  uint32_t num_regions_ = 0;
+  uint32_t num_irqs_ = 0;
+  VfioRegion config_;
+  VfioRegion bar0_region_;
+  void* bar0_map_ = nullptr;
+  Bar bar0_;
+  uint32_t msix_count_ = 0;
+  std::vector<int> msix_fds_;
+  std::vector<IovaRange> iova_ranges_;
+  uint64_t iova_page_size_ = 4096;
+  bool iova_ranges_reported_ = false;
+};
+
+}  // namespace kbv::platform
