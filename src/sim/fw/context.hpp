@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// FwContext: the device state a command handler works on — the PCI function
+// (BAR0, IOMMU, MSI-X), the HCA life-cycle state, capabilities, firmware
+// pages, UARs and EQs, plus extension slots where further command families
+// (CQ/QP/MKEY/... in their own files) keep their object tables:
+//
+//   struct CqTable : kbv::sim::fw::Extension { ... };
+//   CqTable& cqs = ctx.ext<CqTable>();   // created on first use
+//
+// A function reset (VFIO_DEVICE_RESET / FLR) or DISABLE_HCA drops every
+// extension (reset()), as silicon forgets all objects.
+//
+// Threading: handlers run on the firmware thread one at a time, so the state
+// here needs no locking for them; EqTable and UarTable::is_allocated() are
+// also safe from other model threads (the data-path engine posts completion
+// EQEs through eqs()).
+#pragma once
+
+#include "sim/fw/caps.hpp"
+#include "sim/fw/config.hpp"
+#include "sim/fw/eq.hpp"
+#include "sim/fw/pages.hpp"
+#include "sim/fw/uar.hpp"
+#include "sim/pci_function.hpp"
+
+#include <memory>
+#include <typeindex>
+#include <unordered_map>
+
+namespace kbv::sim::fw {
+
+// Base of per-firmware state owned by a command family.
+class Extension {
+ public:
+  virtual ~Extension() = default;
+};
+
+// The HCA life cycle (PRM "HCA initialization flow"; the commands that move it).
+struct HcaState {
+  bool enabled = false;         // ENABLE_HCA .. DISABLE_HCA
+  bool initialized = false;     // INIT_HCA .. TEARDOWN_HCA
+  uint16_t issi = 0;            // SET_ISSI (0 until set)
+  uint8_t host_endianness = 0;  // ACCESS_REG HOST_ENDIANNESS (he byte)
+};
+
+class FwContext {
+ public:
+  FwContext(PciFunction& pci, const FwConfig& cfg);
+
+  PciFunction& pci() { return pci_; }
+  Iommu& iommu() { return pci_.iommu(); }
+  const FwConfig& config() const { return cfg_; }
+
+  HcaState& hca() { return hca_; }
+  Caps& caps() { return caps_; }
+  PagePool& pages() { return pages_; }
+  UarTable& uars() { return uars_; }
+  EqTable& eqs() { return eqs_; }
+
+  template <class T>
+  T& ext() {
+    static_assert(std::is_base_of_v<Extension, T>, "extensions derive from fw::Extension");
+    auto& slot = ext_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_unique<T>();
+    return static_cast<T&>(*slot);
+  }
+
+  // Forget everything (function reset): HCA state, caps to defaults, pages,
+  // UARs, EQs, extensions.
+  void reset();
+  // DISABLE_HCA: the same as reset() (the function loses its resources).
+  void disable() { reset(); }
+  // TEARDOWN_HCA: not initialized any more; EQs, UARs and extensions are
+  // destroyed; caps, pages and the enabled state stay.
+  void teardown();
+
+ private:
+  PciFunction& pci_;
+  const FwConfig& cfg_;
+  HcaState hca_;
+  Caps caps_;
+  PagePool pages_;
+  UarTable uars_;
+  EqTable eqs_;
+  std::unordered_map<std::type_index, std::unique_ptr<Extension>> ext_;
+};
+
+}  // namespace kbv::sim::fw
