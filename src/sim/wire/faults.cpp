@@ -66,14 +66,15 @@ FaultInjector::Plan FaultInjector::submit(const Outgoing& pkt) {
   const bool corrupt = prng_.chance(cfg_.corrupt);
   const bool dup = prng_.chance(cfg_.duplicate);
   const bool reorder = prng_.chance(cfg_.reorder);
+  const uint64_t where = prng_.next();  // drawn every time, used when corrupt fires
   const size_t n = pkt.bytes.size();
   size_t pos = 0;
   if (corrupt && n > 0) {
     if (n > kBthVariantByte + 1) {
-      pos = prng_.below(n - 1);
+      pos = where % (n - 1);  // any byte but BTH byte 4
       if (pos >= kBthVariantByte) ++pos;
     } else {
-      pos = prng_.below(n);
+      pos = where % n;
     }
   }
 

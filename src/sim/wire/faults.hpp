@@ -7,10 +7,9 @@
 // PRNG (xoshiro256** seeded through splitmix64; both public-domain
 // algorithms by Blackman and Vigna), so a run with the same seed and the
 // same packet sequence makes the same decisions. For every datagram exactly
-// four draws are made, in this order, whatever their outcome: drop,
-// corrupt, duplicate, reorder (plus one more for the corrupted byte's
-// position when corrupt fires), so enabling one fault does not shift the
-// decisions of another.
+// five draws are made, in this order, whatever their outcome: drop,
+// corrupt, duplicate, reorder, and the position of the byte to corrupt, so
+// enabling one fault does not shift the decisions of another.
 //
 //   drop       the datagram is not sent.
 //   corrupt    one byte is XORed with 0xFF (never BTH byte 4, which the ICRC
