@@ -443,6 +443,8 @@ static_assert(query_vport_state_out::admin_state.off == 0x78 &&
               query_vport_state_out::state.off == 0x7c);
 static_assert(nic_vport_context::roce_en.off == 0x1f && nic_vport_context::mtu.off == 0x130);
 static_assert(nic_vport_context::node_guid.off == 0x1c0);
+static_assert(nic_vport_context::current_uc_mac_address.off == nic_vport_context::kBits &&
+              nic_vport_context::current_uc_mac_address.stride == 64);
 static_assert(nic_vport_context::permanent_address.off == 0x7a0 &&
               nic_vport_context::permanent_address.end() == 0x7e0);
 static_assert(query_nic_vport_context_out::nic_vport_context.end() ==
