@@ -40,6 +40,7 @@ struct eqe_comp {
   static constexpr uint32_t kBits = kEqeDataBits;
   static constexpr Field<eqe_comp> cqn{0xc8, 24};  // mlx5_ifc.h cq_number
 };
+static_assert(eqe_comp::kBits / 8 == 28);
 static_assert(eqe_comp::cqn.off / 32 * 4 == 24);  // low 24 bits of data+24
 
 // Command completion event (type 0x0a). device.h mlx5_eqe_cmd;
@@ -48,6 +49,7 @@ struct eqe_cmd {
   static constexpr uint32_t kBits = kEqeDataBits;
   static constexpr Field<eqe_cmd> vector{0x0, 32};  // bit n set: slot n completed
 };
+static_assert(eqe_cmd::kBits / 8 == 28);
 static_assert(eqe_cmd::vector.off == 0);
 
 // Page request event (type 0x0b). device.h mlx5_eqe_page_req;
@@ -59,6 +61,7 @@ struct eqe_page_req {
   // Signed 32-bit count: > 0 firmware wants pages, < 0 it returns them.
   static constexpr Field<eqe_page_req> num_pages{0x20, 32};
 };
+static_assert(eqe_page_req::kBits / 8 == 28);
 static_assert(eqe_page_req::function_id.off / 8 == 2);
 static_assert(eqe_page_req::num_pages.off / 8 == 4);
 
@@ -68,6 +71,7 @@ struct eqe_port_state {
   static constexpr uint32_t kBits = kEqeDataBits;
   static constexpr Field<eqe_port_state> port_num{0x40, 4};  // 1-based port
 };
+static_assert(eqe_port_state::kBits / 8 == 28);
 static_assert(eqe_port_state::port_num.off / 8 == 8 && eqe_port_state::port_num.off % 8 == 0);
 
 // CQ error event (type 0x04). device.h mlx5_eqe_cq_err; mlx5_ifc.h cq_error_bits.
@@ -76,6 +80,7 @@ struct eqe_cq_err {
   static constexpr Field<eqe_cq_err> cqn{0x8, 24};
   static constexpr Field<eqe_cq_err> syndrome{0x58, 8};  // CqErrSyndrome
 };
+static_assert(eqe_cq_err::kBits / 8 == 28);
 static_assert(eqe_cq_err::cqn.end() == 32);  // low 24 bits of data+0
 static_assert(eqe_cq_err::syndrome.off / 8 == 11);
 
@@ -86,6 +91,7 @@ struct eqe_qp_srq {
   static constexpr Field<eqe_qp_srq> type{0xa0, 8};       // EventQueueType
   static constexpr Field<eqe_qp_srq> qp_srq_n{0xc8, 24};  // QPN or SRQN
 };
+static_assert(eqe_qp_srq::kBits / 8 == 28);
 static_assert(eqe_qp_srq::type.off / 8 == 20);
 static_assert(eqe_qp_srq::qp_srq_n.off / 32 * 4 == 24);
 
