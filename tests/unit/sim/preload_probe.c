@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * preload_probe: an unmodified VFIO program (libc + linux/vfio.h only) run
+ * under LD_PRELOAD=libkbv-sim-preload.so with KBV_SIM_DEVICES=2. It finds a
+ * Mellanox function bound to vfio-pci in sysfs, follows its iommu_group link,
+ * opens the container, group and device, maps BAR0 and checks the init
+ * segment's command interface revision (5, PRM.md) — the steps rdma-core's
+ * providers/mlx5/mlx5_vfio.c takes. Exit 0 on success; each failed check
+ * prints a line and makes the exit status 1.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/vfio.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                           \
+  do {                                                             \
+    if (!(cond)) {                                                 \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);         \
+      fprintf(stderr, __VA_ARGS__);                                \
+      fprintf(stderr, " (errno %d %s)\n", errno, strerror(errno)); \
+      failures++;                                                  \
+    }                                                              \
+  } while (0)
+
+static int read_attr(const char* bdf, const char* attr, char* out, size_t n) {
+  char path[256];
+  snprintf(path, sizeof path, "/sys/bus/pci/devices/%.63s/%.63s", bdf, attr);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  ssize_t r = read(fd, out, n - 1);
+  close(fd);
+  if (r < 0) return -1;
+  out[r] = '\0';
+  return 0;
+}
+
+int main(void) {
+  /* 1. Find a 15b3 device in sysfs. */
+  char bdf[64] = "";
+  int models = 0;
+  DIR* d = opendir("/sys/bus/pci/devices");
+  CHECK(d != NULL, "opendir /sys/bus/pci/devices");
+  if (!d) return 1;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    char vendor[32];
+    if (e->d_name[0] == '.') continue;
+    if (read_attr(e->d_name, "vendor", vendor, sizeof vendor) == 0 &&
+        strcmp(vendor, "0x15b3\n") == 0 && strncmp(e->d_name, "fffe:", 5) == 0) {
+      if (!bdf[0]) snprintf(bdf, sizeof bdf, "%.63s", e->d_name);
+      models++;
+    }
+  }
+  closedir(d);
+  CHECK(models == 2, "expected 2 model devices, found %d", models);
+  if (!bdf[0]) return 1;
+
+  char driver[256];
+  char path[256];
+  snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/driver", bdf);
+  ssize_t n = readlink(path, driver, sizeof driver - 1);
+  CHECK(n > 0, "readlink driver");
+  if (n > 0) {
+    driver[n] = '\0';
+    CHECK(strcmp(strrchr(driver, '/') + 1, "vfio-pci") == 0, "driver is %s", driver);
+  }
+
+  /* 2. iommu_group link -> group number. */
+  char link[256];
+  snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/iommu_group", bdf);
+  n = readlink(path, link, sizeof link - 1);
+  CHECK(n > 0, "readlink iommu_group");
+  if (n <= 0) return 1;
+  link[n] = '\0';
+  int group_no = atoi(strrchr(link, '/') + 1);
+  CHECK(group_no > 0, "group number from %s", link);
+
+  /* 3. Container, group, IOMMU, device. */
+  int container = open("/dev/vfio/vfio", O_RDWR);
+  CHECK(container >= 0, "open /dev/vfio/vfio");
+  CHECK(ioctl(container, VFIO_GET_API_VERSION) == VFIO_API_VERSION, "API version");
+  CHECK(ioctl(container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) == 1, "TYPE1v2");
+  snprintf(path, sizeof path, "/dev/vfio/%d", group_no);
+  int group = open(path, O_RDWR);
+  CHECK(group >= 0, "open %s", path);
+  struct vfio_group_status st = {.argsz = sizeof st};
+  CHECK(ioctl(group, VFIO_GROUP_GET_STATUS, &st) == 0, "GROUP_GET_STATUS");
+  CHECK(st.flags & VFIO_GROUP_FLAGS_VIABLE, "group viable");
+  CHECK(ioctl(group, VFIO_GROUP_SET_CONTAINER, &container) == 0, "SET_CONTAINER");
+  CHECK(ioctl(container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) == 0, "SET_IOMMU");
+  int device = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, bdf);
+  CHECK(device >= 0, "GET_DEVICE_FD %s", bdf);
+  if (device < 0) return 1;
+  struct vfio_device_info info = {.argsz = sizeof info};
+  CHECK(ioctl(device, VFIO_DEVICE_GET_INFO, &info) == 0, "DEVICE_GET_INFO");
+  CHECK(info.flags & VFIO_DEVICE_FLAGS_PCI, "PCI device");
+
+  /* 4. Config space through pread: vendor 0x15b3. */
+  struct vfio_region_info cfg = {.argsz = sizeof cfg, .index = VFIO_PCI_CONFIG_REGION_INDEX};
+  CHECK(ioctl(device, VFIO_DEVICE_GET_REGION_INFO, &cfg) == 0, "config region info");
+  uint16_t vendor = 0;
+  CHECK(pread(device, &vendor, 2, (off_t)cfg.offset) == 2, "pread config");
+  CHECK(vendor == 0x15b3, "vendor %#x", vendor);
+
+  /* 5. BAR0: region info, mmap, cmdif revision at 0x4 (big-endian, bits 31:16). */
+  struct vfio_region_info bar = {.argsz = sizeof bar, .index = VFIO_PCI_BAR0_REGION_INDEX};
+  CHECK(ioctl(device, VFIO_DEVICE_GET_REGION_INFO, &bar) == 0, "BAR0 region info");
+  CHECK(bar.flags & VFIO_REGION_INFO_FLAG_MMAP, "BAR0 mmappable");
+  CHECK(bar.size >= 0x2000, "BAR0 size %llu", (unsigned long long)bar.size);
+  void* p = mmap(NULL, bar.size, PROT_READ | PROT_WRITE, MAP_SHARED, device, (off_t)bar.offset);
+  CHECK(p != MAP_FAILED, "mmap BAR0");
+  if (p != MAP_FAILED) {
+    volatile uint32_t* regs = p;
+    uint32_t cmdif = __builtin_bswap32(regs[1]) >> 16;
+    CHECK(cmdif == 5, "cmdif revision %u", cmdif);
+    munmap(p, bar.size);
+  }
+
+  CHECK(close(device) == 0, "close device");
+  CHECK(close(group) == 0, "close group");
+  CHECK(close(container) == 0, "close container");
+  if (failures == 0) printf("preload_probe: ok (%s, group %d)\n", bdf, group_no);
+  return failures == 0 ? 0 : 1;
+}
