@@ -197,6 +197,12 @@ Status VfioDevice::query_iommu_info() {
         }
         iova_ranges_reported_ = true;
       }
+      if (hdr.id == VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL) {
+        vfio_iommu_type1_info_dma_avail avail;
+        if (off + sizeof avail > total) return KBV_ERR_IO;
+        std::memcpy(&avail, bytes + off, sizeof avail);
+        dma_avail_ = static_cast<int64_t>(avail.avail);
+      }
       if (hdr.next != 0 && hdr.next <= off) {
         log::error(kComp, "VFIO_IOMMU_GET_INFO on {}: capability chain loops at {}", kContainerPath,
                    off);

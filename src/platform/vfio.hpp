@@ -16,7 +16,8 @@
 //      VFIO_SET_IOMMU(VFIO_TYPE1v2_IOMMU).
 //   4. VFIO_IOMMU_GET_INFO on the container, re-issued with the returned argsz,
 //      walking the capability chain for VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE
-//      (usable IOVA ranges) and iova_pgsizes (smallest IOMMU page). Without
+//      (usable IOVA ranges), VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL (mapping budget)
+//      and iova_pgsizes (smallest IOMMU page). Without
 //      the capability (kernels before 5.4) a conservative default is used:
 //      [64 KiB, 0xFEDFFFFF] and [0xFEF00000, 2^39 - 1] (skipping the x86 MSI
 //      window 0xFEE00000-0xFEEFFFFF; 39 bits is the narrowest common IOMMU
@@ -137,7 +138,11 @@ class VfioDevice final : public DmaMapper {
 
   // ---- reset ----
   // VFIO_DEVICE_RESET (function-level reset); KBV_ERR_NOT_SUPPORTED when the
-  // device lacks VFIO_DEVICE_FLAGS_RESET. BAR0 stays mapped.
+  // device lacks VFIO_DEVICE_FLAGS_RESET. BAR0 stays mapped and the IOMMU
+  // mappings and MSI-X eventfds stay in place; the function's own state
+  // (firmware, queues) is lost. Linux saves and restores config space around
+  // the reset (pci_reset_function), but the driver should still call
+  // enable_bus_master() again before the next bring-up rather than rely on it.
   Status reset();
 
   // ---- DmaMapper: VFIO_IOMMU_MAP_DMA / VFIO_IOMMU_UNMAP_DMA on the container ----
@@ -148,6 +153,11 @@ class VfioDevice final : public DmaMapper {
   // True when the ranges came from the kernel's capability, false when the
   // built-in default was used.
   bool iova_ranges_reported() const { return iova_ranges_reported_; }
+  // How many more DMA mappings the container accepted at open
+  // (VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL; vfio_iommu_type1's dma_entry_limit,
+  // 65535 by default); -1 when the kernel does not say. Every DmaBuffer,
+  // PagePool block and DmaRegistration is one mapping.
+  int64_t dma_mappings_available_at_open() const { return dma_avail_; }
 
  private:
   explicit VfioDevice(Sys& sys) : sys_(sys) {}
@@ -178,6 +188,7 @@ class VfioDevice final : public DmaMapper {
   std::vector<IovaRange> iova_ranges_;
   uint64_t iova_page_size_ = 4096;
   bool iova_ranges_reported_ = false;
+  int64_t dma_avail_ = -1;
 };
 
 }  // namespace kbv::platform

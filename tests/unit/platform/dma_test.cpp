@@ -43,6 +43,7 @@ class RecordingMapper final : public DmaMapper {
     return Status::ok();
   }
   Status dma_unmap(uint64_t iova, uint64_t size) override {
+    if (fail_unmap) return KBV_ERR_IO;
     auto it = maps.find(iova);
     if (it == maps.end() || it->second.size != size) return KBV_ERR_INVALID_ARGUMENT;
     maps.erase(it);
@@ -54,6 +55,7 @@ class RecordingMapper final : public DmaMapper {
   std::vector<IovaRange> ranges = {{0, (1ull << 32) - 1}};
   std::map<uint64_t, Map> maps;
   bool fail_map = false;
+  bool fail_unmap = false;
   int map_calls = 0;
 };
 
@@ -169,6 +171,28 @@ TEST_F(Dma, MapFailureLeavesNothingBehind) {
   EXPECT_TRUE(host.live.empty());
   EXPECT_EQ(ctx->iova_free_bytes(), free_before);
   EXPECT_EQ(ctx->live_buffers(), 0u);
+}
+
+TEST_F(Dma, FailedUnmapKeepsMemoryAndIovaOutOfCirculation) {
+  Result<DmaBuffer> b = ctx->alloc(k4K);
+  ASSERT_TRUE(b);
+  const uint64_t iova = b->iova();
+  void* va = b->va();
+  const uint64_t free_before = ctx->iova_free_bytes();
+  mapper.fail_unmap = true;
+  b->reset();
+  EXPECT_EQ(ctx->live_buffers(), 0u);
+  // The device may still reach those pages: neither memory nor IOVA is reused.
+  EXPECT_EQ(host.live.count(va), 1u);
+  EXPECT_EQ(ctx->iova_free_bytes(), free_before);
+  mapper.fail_unmap = false;
+  Result<DmaBuffer> c = ctx->alloc(k4K);
+  ASSERT_TRUE(c);
+  EXPECT_NE(c->iova(), iova);
+  // Tidy up the deliberately leaked block for the counting host.
+  mapper.maps.erase(iova);
+  default_host_memory().free(va, k4K);
+  host.live.erase(va);
 }
 
 TEST_F(Dma, HostMemoryExhaustion) {

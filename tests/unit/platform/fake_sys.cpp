@@ -228,9 +228,9 @@ int FakeSys::container_ioctl(unsigned long request, void* arg) {
       auto* info = static_cast<vfio_iommu_type1_info*>(arg);
       const uint32_t given = info->argsz;
       if (given < offsetof(vfio_iommu_type1_info, cap_offset) + 4) return fail(EINVAL);
-      // Chain: a dummy capability (id 0x7777) then the IOVA range capability.
+      // Chain: the DMA-available capability, then the IOVA range capability.
       const uint32_t dummy_off = sizeof(vfio_iommu_type1_info);
-      const uint32_t dummy_len = sizeof(vfio_info_cap_header) + 8;
+      const uint32_t dummy_len = sizeof(vfio_iommu_type1_info_dma_avail) + 4;  // 8-aligned
       const uint32_t range_off = dummy_off + dummy_len;
       const uint32_t range_len = sizeof(vfio_iommu_type1_info_cap_iova_range) +
                                  static_cast<uint32_t>(ranges.size() * sizeof(vfio_iova_range));
@@ -248,7 +248,10 @@ int FakeSys::container_ioctl(unsigned long request, void* arg) {
         return 0;
       }
       auto* base = reinterpret_cast<unsigned char*>(info);
-      vfio_info_cap_header dummy{0x7777, 1, range_off};
+      // The "dummy" is the DMA-available capability (avail = dma_avail).
+      vfio_iommu_type1_info_dma_avail dummy{};
+      dummy.header = {VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL, 1, range_off};
+      dummy.avail = dma_avail;
       std::memcpy(base + dummy_off, &dummy, sizeof dummy);
       vfio_iommu_type1_info_cap_iova_range cap{};
       cap.header.id = VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE;

@@ -5,8 +5,9 @@
 //     directory entries from the paths),
 //   - /dev/vfio/vfio (container) and /dev/vfio/<n> (group) descriptors and the
 //     VFIO ioctls with the linux/vfio.h structures, including the
-//     VFIO_IOMMU_GET_INFO capability chain (an unrelated capability first,
-//     then VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) and the argsz-grow protocol,
+//     VFIO_IOMMU_GET_INFO capability chain (VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL
+//     first, then VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) and the argsz-grow
+//     protocol,
 //   - a device fd with a config-space region (pread/pwrite) and a
 //     memory-backed BAR0 (mmap), MSI-X eventfd registration, reset,
 //   - type1 DMA map/unmap bookkeeping with the kernel's checks (alignment,
@@ -83,6 +84,7 @@ class FakeSys final : public Sys {
   bool corrupt_cap_chain = false;  // cap `next` points back at itself
   std::vector<IovaRange> ranges = {{0x0, 0xFEDFFFFFull}, {0x100000000ull, 0xFFFFFFFFFFFFull}};
   uint64_t iova_pgsizes = 0x40201000ull;  // 4 KiB | 2 MiB | 1 GiB
+  uint32_t dma_avail = 65535;
   bool mmap_fails = false;
   bool provide_trap = true;
   uint64_t unmap_short_by = 0;              // UNMAP_DMA reports this many bytes fewer

@@ -67,6 +67,7 @@ TEST(VfioOpen, FollowsTheType1SequenceAndClosesEverything) {
     EXPECT_EQ(d->iova_ranges()[1].start, 0x100000000ull);
     EXPECT_EQ(d->iova_ranges()[1].end, 0xFFFFFFFFFFFFull);
     EXPECT_EQ(d->iova_page_size(), 4096u);
+    EXPECT_EQ(d->dma_mappings_available_at_open(), 65535);
   }
   EXPECT_EQ(sys.open_fds(), 0);
   EXPECT_FALSE(sys.bar0_mapped);
@@ -174,6 +175,7 @@ TEST(VfioIommuInfo, DefaultRangesWhenKernelReportsNone) {
   std::unique_ptr<VfioDevice> d = open_ok(sys);
   ASSERT_NE(d, nullptr);
   EXPECT_FALSE(d->iova_ranges_reported());
+  EXPECT_EQ(d->dma_mappings_available_at_open(), -1);
   ASSERT_EQ(d->iova_ranges().size(), 2u);
   // The default never covers IOVA 0 nor the x86 MSI window.
   for (const IovaRange& r : d->iova_ranges()) {
