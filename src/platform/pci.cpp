@@ -44,12 +44,15 @@ int read_attr(Sys& sys, const std::string& path, std::string& out) {
   return 0;
 }
 
-bool read_hex_attr(Sys& sys, const std::string& path, uint32_t& out) {
-  std::string s;
-  if (read_attr(sys, path, s) != 0) return false;
-  std::string_view v = trim(s);
+bool parse_hex_attr(const std::string& text, uint32_t& out) {
+  std::string_view v = trim(text);
   if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) v.remove_prefix(2);
   return parse_hex(v, 8, out);
+}
+
+bool read_hex_attr(Sys& sys, const std::string& path, uint32_t& out) {
+  std::string s;
+  return read_attr(sys, path, s) == 0 && parse_hex_attr(s, out);
 }
 
 // Target of a symlink through the seam; empty when it does not exist.
@@ -101,11 +104,10 @@ Result<PciDeviceInfo> read_pci_device(Sys& sys, const PciAddress& addr) {
   PciDeviceInfo info;
   info.address = addr;
   uint32_t vendor = 0, device = 0, cls = 0;
-  std::string probe;
-  if (const int e = read_attr(sys, dir + "/vendor", probe); e == -ENOENT) {
-    return KBV_ERR_NOT_FOUND;
-  }
-  if (!read_hex_attr(sys, dir + "/vendor", vendor) ||
+  std::string vendor_text;
+  const int verr = read_attr(sys, dir + "/vendor", vendor_text);
+  if (verr == -ENOENT) return KBV_ERR_NOT_FOUND;
+  if (verr != 0 || !parse_hex_attr(vendor_text, vendor) ||
       !read_hex_attr(sys, dir + "/device", device) || !read_hex_attr(sys, dir + "/class", cls) ||
       vendor > 0xffff || device > 0xffff) {
     log::warn("pci", "{}: vendor/device/class attributes unreadable or malformed",

@@ -127,3 +127,24 @@ TEST(PciDiscoveryErrors, MissingSysfsIsNotFound) {
 
 }  // namespace
 }  // namespace kbv::platform
+
+namespace kbv::platform {
+namespace {
+
+// The real sysfs of the build machine: discovery must work (or report a
+// missing /sys/bus/pci in a container) and every entry it returns must be a
+// usable ConnectX function. No hardware is required: an empty list passes.
+TEST(PciDiscoveryRealSys, ScansTheRealSysfs) {
+  Result<std::vector<PciDeviceInfo>> devs = discover_mlx5_devices(real_sys());
+  if (!devs) {
+    EXPECT_EQ(devs.status(), KBV_ERR_NOT_FOUND) << devs.status().to_string();
+    return;
+  }
+  for (const PciDeviceInfo& d : *devs) {
+    EXPECT_EQ(d.vendor, kPciVendorMellanox);
+    EXPECT_TRUE(d.usable_with_vfio());
+  }
+}
+
+}  // namespace
+}  // namespace kbv::platform

@@ -331,3 +331,17 @@ TEST(VfioDma, MapAndUnmap) {
 
 }  // namespace
 }  // namespace kbv::platform
+
+namespace kbv::platform {
+namespace {
+
+// On the build machine (no HCA bound to vfio-pci) opening a function that is
+// not a vfio-pci device fails cleanly with an error status.
+TEST(VfioRealSys, OpeningANonVfioFunctionFails) {
+  Result<std::unique_ptr<VfioDevice>> d = VfioDevice::open(real_sys(), "ffff:ff:1f.7");
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.status(), KBV_ERR_NOT_FOUND);
+}
+
+}  // namespace
+}  // namespace kbv::platform
