@@ -15,7 +15,7 @@ DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-form
             libibverbs-dev libnuma-dev libgtest-dev libgmock-dev libbenchmark-dev \
             libcli11-dev libfmt-dev
 
-.PHONY: all deps build run test test-unit test-asan format format-check bench clean
+.PHONY: all deps build run test test-unit test-asan test-fuzz format format-check bench clean
 
 all: build
 
@@ -44,8 +44,9 @@ run: build
 test: build
 	meson test -C $(BUILD) --num-processes $(JOBS) --print-errorlogs --no-rebuild
 	$(MAKE) test-asan
+	$(MAKE) test-fuzz
 	$(MAKE) format-check
-	@python3 .ci/test-summary.py $(BUILD) $(BUILD_ASAN)
+	@python3 .ci/test-summary.py $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
 
 test-unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs --no-rebuild
@@ -60,6 +61,17 @@ test-asan: deps $(BUILD_ASAN)/build.ninja
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
 	  meson test -C $(BUILD_ASAN) --suite unit --suite e2e --num-processes $(JOBS) \
 	  --print-errorlogs --no-rebuild
+
+$(BUILD_FUZZ)/build.ninja:
+	CC=clang CXX=clang++ meson setup $(BUILD_FUZZ) $(MESON_OPTS) -Dfuzz=true -Dtests=disabled \
+	  -Dbench=disabled -Db_lundef=false
+
+# libFuzzer targets (tests/fuzz), each run for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 30
+test-fuzz: deps $(BUILD_FUZZ)/build.ninja
+	meson configure $(BUILD_FUZZ) -Dfuzz_seconds=$(FUZZ_SECONDS)
+	ninja -C $(BUILD_FUZZ) -j $(JOBS) fuzz
+	meson test -C $(BUILD_FUZZ) --suite fuzz --num-processes $(JOBS) --print-errorlogs --no-rebuild
 
 bench: build
 	$(BUILD)/bench/kbv-bench
