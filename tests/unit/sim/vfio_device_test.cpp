@@ -116,7 +116,7 @@ std::vector<uint32_t> irq_set(uint32_t flags, uint32_t index, uint32_t start,
   s->index = index;
   s->start = start;
   s->count = count;
-  std::memcpy(s->data, fds.data(), fds.size() * 4);
+  if (!fds.empty()) std::memcpy(s->data, fds.data(), fds.size() * 4);
   return b;
 }
 
