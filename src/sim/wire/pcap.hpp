@@ -12,9 +12,10 @@
 // LINKTYPE_ETHERNET 1), then per packet a 16-byte record header (ts_sec,
 // ts_usec, incl_len, orig_len) and the frame.
 //
-// Errors: open -> KBV_ERR_IO (from errno) if the file cannot be created;
-// write -> KBV_ERR_IO on a short write, KBV_ERR_INVALID_ARGUMENT for a
-// datagram larger than kMaxDatagram.
+// Errors: open -> the errno of fopen mapped by Status::from_errno (e.g.
+// KBV_ERR_NOT_FOUND for a missing directory); write -> KBV_ERR_IO on a short
+// write, KBV_ERR_INVALID_ARGUMENT for a datagram larger than kMaxDatagram,
+// KBV_ERR_INVALID_STATE after close().
 //
 // Threading: one writer per thread. Control/diagnostic path: not for the
 // data path.

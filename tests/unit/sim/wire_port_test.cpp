@@ -153,7 +153,10 @@ TEST(WirePort, ReceiveIsBatched) {
   }
   std::vector<RxPacket> got = receive(*b, 40);
   ASSERT_EQ(got.size(), 40u);
-  for (uint32_t i = 0; i < 40; ++i) EXPECT_EQ(got[i].headers.bth.psn, i);  // loopback keeps order
+  std::set<uint32_t> psns;
+  for (const RxPacket& r : got) psns.insert(r.headers.bth.psn);
+  EXPECT_EQ(psns.size(), 40u);
+  EXPECT_EQ(*psns.rbegin(), 39u);
   // A zero-sized output span receives nothing.
   EXPECT_EQ(*b->poll({}), 0u);
 }
@@ -205,9 +208,20 @@ TEST(WirePort, BadIcrcAndMalformedAreDroppedAndCounted) {
   ASSERT_EQ(::sendto(fd, m.data(), m.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
             static_cast<ssize_t>(m.size()));
   ::close(fd);
-  // A good marker from a model port ends the sequence.
+  // And one good datagram from a model port.
   ASSERT_TRUE(a->send(b->ip(), 0xC200, send_only(3, 7), Bytes{9, 9, 9, 9}).is_ok());
-  std::vector<RxPacket> got = receive(*b, 1);
+  // Drain until all three were accounted for (no ordering assumed between
+  // the three senders).
+  std::vector<RxPacket> got;
+  std::array<RxPacket, 8> batch;
+  while (got.size() + b->counters().rx_bad_icrc + b->counters().rx_malformed < 3) {
+    Result<bool> r = b->wait_readable(1000);
+    ASSERT_TRUE(r.has_value());
+    ASSERT_TRUE(*r) << "datagrams missing";
+    Result<size_t> n = b->poll(batch);
+    ASSERT_TRUE(n.has_value());
+    got.insert(got.end(), batch.begin(), batch.begin() + static_cast<long>(*n));
+  }
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].headers.bth.psn, 7u);
   EXPECT_EQ(b->counters().rx_bad_icrc, 1u);
@@ -220,36 +234,38 @@ TEST(WirePort, FaultsOnALivePort) {
   f.drop = 0.2;
   f.corrupt = 0.2;
   f.duplicate = 0.2;
+  f.reorder = 0.1;
+  f.reorder_depth = 2;
   f.seed = 1234;
   std::unique_ptr<Port> a = open_port(211, f);
   ASSERT_NE(a, nullptr);
   std::unique_ptr<Port> b = open_port(static_cast<uint8_t>((a->ip() & 0xFF) + 1));
   ASSERT_NE(b, nullptr);
-  std::unique_ptr<Port> marker = open_port(static_cast<uint8_t>((b->ip() & 0xFF) + 1));
-  ASSERT_NE(marker, nullptr);
   constexpr uint32_t kN = 200;
   for (uint32_t i = 0; i < kN; ++i) {
     ASSERT_TRUE(a->send(b->ip(), 0xC300, send_only(1, i), Bytes{1, 2, 3, 4}).is_ok());
   }
-  ASSERT_TRUE(marker->send(b->ip(), 0xC301, send_only(1, 0xABCDEF), {}).is_ok());
+  ASSERT_TRUE(a->flush_faults().is_ok());  // a datagram may still be held back
   const FaultCounters& fc = a->fault_counters();
   EXPECT_EQ(fc.seen, kN);
   EXPECT_GT(fc.dropped, 0u);
   EXPECT_GT(fc.corrupted, 0u);
   EXPECT_GT(fc.duplicated, 0u);
-  // Every datagram that left A: survivors, their duplicates.
+  EXPECT_GT(fc.reordered, 0u);
+  // Every datagram that left A: survivors and their duplicates.
   EXPECT_EQ(a->counters().tx_packets, kN - fc.dropped + fc.duplicated);
-  // Receive until the marker: all of A's datagrams were queued before it.
-  std::vector<RxPacket> got;
-  for (int rounds = 0; rounds < 100; ++rounds) {
-    std::vector<RxPacket> r = receive(*b, 1);
-    if (r.empty()) break;
-    got.insert(got.end(), r.begin(), r.end());
-    if (got.back().headers.bth.psn == 0xABCDEF) break;
+  // Drain until every datagram A sent was either received or dropped for
+  // its ICRC.
+  uint64_t from_a = 0;
+  std::array<RxPacket, 32> batch;
+  while (from_a + b->counters().rx_bad_icrc < a->counters().tx_packets) {
+    Result<bool> r = b->wait_readable(1000);
+    ASSERT_TRUE(r.has_value());
+    ASSERT_TRUE(*r) << "datagrams missing";
+    Result<size_t> n = b->poll(batch);
+    ASSERT_TRUE(n.has_value());
+    from_a += *n;
   }
-  ASSERT_FALSE(got.empty());
-  EXPECT_EQ(got.back().headers.bth.psn, 0xABCDEFu);
-  const uint64_t from_a = got.size() - 1;
   // Corrupted datagrams (and their duplicates) fail the ICRC at B; the rest
   // arrive.
   EXPECT_EQ(from_a + b->counters().rx_bad_icrc, a->counters().tx_packets);
