@@ -98,8 +98,10 @@ uint8_t CmdQueue::next_token() {
 }
 
 bool CmdQueue::sw_owned(uint32_t slot) const {
-  const uint8_t so =
-      static_cast<uint8_t>(prm::CRef<cmd_layout>(entry(slot)).get(cmd_layout::status_own));
+  // The device writes status_own: one fresh load per check, never cached.
+  const uint8_t so = __atomic_load_n(
+      reinterpret_cast<const uint8_t*>(entry(slot) + cmd_layout::status_own.off / 8),
+      __ATOMIC_RELAXED);
   return (so & prm::kCmdOwnerHw) == 0;
 }
 
