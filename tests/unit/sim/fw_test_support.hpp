@@ -17,6 +17,11 @@
 #include "sim/iommu.hpp"
 #include "sim/pci_function.hpp"
 
+#include "hca/prm/boot.hpp"
+#include "hca/prm/hca_cap.hpp"
+
+#include <gtest/gtest.h>
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -242,6 +247,7 @@ class TestHost {
   // 1 KiB aligned blocks, and copies `data` (may be shorter) into it.
   uint64_t build_chain(std::size_t len, std::span<const std::byte> data, uint8_t token,
                        std::vector<uint64_t>* blocks = nullptr) {
+    if (blocks) blocks->clear();
     const uint32_t n = prm::mailbox_blocks(static_cast<uint32_t>(len));
     if (n == 0) return 0;
     std::vector<uint64_t> iovas(n);
@@ -339,5 +345,84 @@ inline FwConfig test_config() {
   c.trace_from_env = true;
   return c;
 }
+
+inline uint16_t u16(auto v) { return static_cast<uint16_t>(v); }
+using prm::Opcode;
+
+// A started firmware (bring-up page demands 4 + 6) and a test driver, with
+// the PRM bring-up sequence as a helper.
+class FwFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    FwConfig cfg = test_config();
+    cfg.boot_pages = 4;
+    cfg.init_pages = 6;
+    fw_ = std::make_unique<Firmware>(pci_, cfg);
+    ASSERT_TRUE(fw_->start().is_ok());
+    host_ = std::make_unique<TestHost>(pci_);
+  }
+
+  Reply run(Opcode op, uint16_t op_mod, std::size_t inlen, uint32_t outlen) {
+    return host_->exec(make_cmd(op, op_mod, inlen), outlen);
+  }
+  int32_t query_pages(prm::QueryPagesOpMod m) {
+    Reply r = run(Opcode::QUERY_PAGES, u16(m), 16, 16);
+    EXPECT_EQ(r.status(), 0);
+    return static_cast<int32_t>(
+        prm::CRef<prm::query_pages_out>(r.out.data()).get(prm::query_pages_out::num_pages));
+  }
+  // MANAGE_PAGES give of the given page IOVAs.
+  Reply give(const std::vector<uint64_t>& pages) {
+    auto in = make_cmd(Opcode::MANAGE_PAGES, u16(prm::ManagePagesOpMod::ALLOCATION_SUCCESS),
+                       16 + 8 * pages.size());
+    prm::Ref<prm::manage_pages_in> m(in.data());
+    m.set(prm::manage_pages_in::input_num_entries, pages.size());
+    for (uint32_t i = 0; i < pages.size(); ++i) m.set(prm::manage_pages_in::pas, i, pages[i]);
+    return host_->exec(in, 16);
+  }
+  std::vector<uint64_t> fresh_pages(int32_t n) {
+    std::vector<uint64_t> p;
+    for (int32_t i = 0; i < n; ++i) p.push_back(host_->dma().alloc(4096));
+    return p;
+  }
+  // ENABLE_HCA .. INIT_HCA as PRM.md lists it.
+  void bring_up() {
+    ASSERT_EQ(run(Opcode::ENABLE_HCA, 0, 16, 12).status(), 0);
+    Reply issi = run(Opcode::QUERY_ISSI, 0, 16, 112);
+    ASSERT_EQ(issi.status(), 0);
+    prm::CRef<prm::query_issi_out> qi(issi.out.data());
+    EXPECT_EQ(qi.get(prm::query_issi_out::current_issi), 0u);
+    EXPECT_EQ(qi.get(prm::query_issi_out::supported_issi_dw0), 0x3u);
+    auto si = make_cmd(Opcode::SET_ISSI);
+    prm::Ref<prm::set_issi_in>(si.data()).set(prm::set_issi_in::current_issi, 1);
+    ASSERT_EQ(host_->exec(si, 16).status(), 0);
+
+    const int32_t boot = query_pages(prm::QueryPagesOpMod::BOOT_PAGES);
+    EXPECT_EQ(boot, 4);
+    ASSERT_EQ(give(fresh_pages(boot)).status(), 0);
+
+    auto he = make_cmd(Opcode::ACCESS_REG, u16(prm::AccessRegOpMod::WRITE), 32);
+    prm::Ref<prm::access_register_in>(he.data()).set(prm::access_register_in::register_id,
+                                                     u16(prm::RegId::HOST_ENDIANNESS));
+    ASSERT_EQ(host_->exec(he, 32).status(), 0);
+
+    Reply cap = run(Opcode::QUERY_HCA_CAP,
+                    prm::hca_cap_op_mod(prm::CapType::GENERAL, prm::CapMode::CUR), 16, 4112);
+    ASSERT_EQ(cap.status(), 0);
+    auto set = make_cmd(Opcode::SET_HCA_CAP, prm::set_hca_cap_op_mod(prm::CapType::GENERAL), 4112);
+    std::memcpy(set.data() + 16, cap.out.data() + 16, 4096);
+    prm::Ref<prm::cmd_hca_cap>(set.data() + 16).set(prm::cmd_hca_cap::cmdif_checksum, 0);
+    ASSERT_EQ(host_->exec(set, 16).status(), 0);
+
+    const int32_t init = query_pages(prm::QueryPagesOpMod::INIT_PAGES);
+    EXPECT_EQ(init, 6);
+    ASSERT_EQ(give(fresh_pages(init)).status(), 0);
+    ASSERT_EQ(run(Opcode::INIT_HCA, 0, 32, 16).status(), 0);
+  }
+
+  TestPci pci_;
+  std::unique_ptr<Firmware> fw_;
+  std::unique_ptr<TestHost> host_;
+};
 
 }  // namespace kbv::sim::fw::test
