@@ -30,6 +30,18 @@ constexpr uint64_t kIovaPgsizes = (1ull << 12) | (1ull << 21) | (1ull << 30);
 // Linux's minsz idiom: offsetofend(struct, member).
 #define KBV_OFFSETOFEND(type, member) (offsetof(type, member) + sizeof(((type*)nullptr)->member))
 
+// Read-modify-write of the PCI command register, as the kernel's PCI core does.
+void set_command_bits(PciDevice& d, uint16_t set, uint16_t clear) {
+  std::byte b[2];
+  d.config_read(PciConfig::kCommand, b);
+  uint16_t cmd =
+      static_cast<uint16_t>(static_cast<uint16_t>(b[0]) | static_cast<uint16_t>(b[1]) << 8);
+  cmd = static_cast<uint16_t>((cmd | set) & ~clear);
+  b[0] = std::byte(cmd & 0xFF);
+  b[1] = std::byte(cmd >> 8);
+  d.config_write(PciConfig::kCommand, b);
+}
+
 int fail(int err) {
   errno = err;
   return -1;
@@ -209,8 +221,14 @@ int Kernel::close(int fd) {
   } else if (f->kind == Fd::kDevice) {
     Model& m = *f->model;
     --m.device_fds;
-    if (m.device_fds == 0) m.dev->disable_msix();  // vfio_pci_core_close_device
-    if (m.device_fds == 0 && !m.group_open && m.container) detach_group(m);
+    if (m.device_fds == 0) {
+      // vfio_pci_core_close_device -> vfio_pci_core_disable: interrupts off,
+      // bus mastering off, function reset.
+      m.dev->disable_msix();
+      set_command_bits(*m.dev, 0, PciConfig::kCmdBusMaster | PciConfig::kCmdMemory);
+      m.dev->reset();
+      if (!m.group_open && m.container) detach_group(m);
+    }
   }
   lk.unlock();
   return ::close(fd);
@@ -407,7 +425,12 @@ int Kernel::group_ioctl(Model& m, unsigned long req, void* arg) {
       if (std::strncmp(name, m.bdf.c_str(), m.bdf.size() + 1) != 0) return -ENODEV;
       const int fd = reserve_fd(Fd{Fd::kDevice, nullptr, &m});
       if (fd < 0) return fd;
-      ++m.device_fds;
+      if (m.device_fds++ == 0) {
+        // vfio_pci_core_enable: pci_enable_device (memory decoding on), then
+        // a function reset, so every open starts from a freshly reset device.
+        set_command_bits(*m.dev, PciConfig::kCmdMemory, 0);
+        m.dev->reset();
+      }
       return fd;
     }
     default: return -ENOTTY;

@@ -33,7 +33,10 @@
 //          UNSET_CONTAINER (EINVAL when unset, EBUSY while device fds are
 //          open), GET_DEVICE_FD by BDF (EINVAL until the container has an
 //          IOMMU, ENODEV for another name).
-//   device fd  GET_INFO (PCI|RESET, 9 regions, 5 irqs), GET_REGION_INFO (BAR0
+//   device fd  the first open enables the function (memory decoding on) and
+//          resets it; the last close disables MSI-X, clears bus mastering and
+//          memory decoding and resets it (vfio_pci_core_enable/_disable).
+//          GET_INFO (PCI|RESET, 9 regions, 5 irqs), GET_REGION_INFO (BAR0
 //          READ|WRITE|MMAP + MSIX_MAPPABLE capability; config 4 KiB
 //          READ|WRITE; other BARs and the ROM size 0; VGA EINVAL; region
 //          offset = index << 40), GET_IRQ_INFO, SET_IRQS (MSI-X eventfds:

@@ -279,3 +279,40 @@ TEST_F(VfioTest, DeviceResetReinitializes) {
 
 }  // namespace
 }  // namespace kbv::sim::test
+
+namespace kbv::sim::test {
+namespace {
+
+TEST_F(VfioTest, FirstOpenEnablesAndResetsLastCloseDisables) {
+  PciDevice* dev = k.device("a");
+  int resets = 0;
+  dev->set_reset_handler([&] { ++resets; });
+  open_all();
+  EXPECT_EQ(resets, 1);  // vfio_pci_core_enable resets the function
+  uint16_t cmd = 0;
+  ASSERT_EQ(k.pread(device, &cmd, 2, region(VFIO_PCI_CONFIG_REGION_INDEX) + PciConfig::kCommand),
+            2);
+  EXPECT_EQ(cmd, PciConfig::kCmdMemory);  // memory decoding on, bus mastering left to the driver
+  cmd |= PciConfig::kCmdBusMaster;
+  ASSERT_EQ(k.pwrite(device, &cmd, 2, region(VFIO_PCI_CONFIG_REGION_INDEX) + PciConfig::kCommand),
+            2);
+  const int e = ::eventfd(0, EFD_CLOEXEC);
+  auto s = irq_set(VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_PCI_MSIX_IRQ_INDEX,
+                   0, {e}, 1);
+  ASSERT_EQ(k.ioctl(device, VFIO_DEVICE_SET_IRQS, s.data()), 0);
+  // A second descriptor of the same device does not reset it again.
+  const int d2 = k.ioctl(group, VFIO_GROUP_GET_DEVICE_FD, const_cast<char*>(bdf.c_str()));
+  ASSERT_GE(d2, 0);
+  EXPECT_EQ(resets, 1);
+  EXPECT_EQ(k.close(d2), 0);
+  EXPECT_TRUE(dev->bus_master());
+  EXPECT_EQ(k.close(device), 0);  // the last one: disabled and reset
+  EXPECT_EQ(resets, 2);
+  EXPECT_FALSE(dev->bus_master());
+  EXPECT_FALSE(dev->msix_enabled());
+  EXPECT_FALSE(dev->raise_msix(0));
+  ::close(e);
+}
+
+}  // namespace
+}  // namespace kbv::sim::test
