@@ -163,6 +163,7 @@ FwStats Firmware::stats() const {
   s.entry_faults = st_faults_.load();
   s.cmd_eqes = st_eqes_.load();
   s.ignored_doorbells = st_ignored_.load();
+  s.max_inflight = st_max_inflight_.load();
   return s;
 }
 
@@ -177,7 +178,12 @@ void Firmware::wake() {
 
 void Firmware::on_bar0_write(uint64_t offset, uint64_t value, unsigned width) {
   if (offset == prm::init_seg::kCmdDbellOff) {
+    // The bits name the rung slots (CPU order, platform/sys.hpp MmioTrap).
+    // Every doorbell also makes the firmware look at the ownership bits of
+    // its idle slots, so a doorbell reported in another byte order (a BAR
+    // poller handing over the register's raw image) still finds its slots.
     rung_.fetch_or(static_cast<uint32_t>(value), std::memory_order_acq_rel);
+    dbell_scan_.store(true, std::memory_order_release);
     wake();
     return;
   }
@@ -310,6 +316,8 @@ void Firmware::admit(Clock::time_point now) {
     f->seq = admitted_++;
     inflight_mask_ |= 1u << slot;
     inflight_.push_back(std::move(f));
+    if (inflight_.size() > st_max_inflight_.load(std::memory_order_relaxed))
+      st_max_inflight_.store(inflight_.size(), std::memory_order_relaxed);
   }
   if (eqe_mask != 0) {
     std::array<std::byte, prm::kEqeDataBits / 8> data{};
@@ -460,7 +468,13 @@ void Firmware::run() {
     ctx_.eqs().apply_doorbells();
 
     uint32_t bits = rung_.exchange(0, std::memory_order_acq_rel);
-    if (scan) bits |= scan_owned();
+    const bool dbell_scan = dbell_scan_.exchange(false, std::memory_order_acq_rel);
+    if (cmdq_valid_) {
+      // Rung slots that are not owned by firmware are reported (ignored
+      // doorbells); the ownership scan adds owned idle slots.
+      const uint32_t owned = (scan || dbell_scan) ? scan_owned() : 0;
+      bits |= owned;
+    }
     if (bits != 0 && !cmdq_valid_) {
       log::warn(kLog, "doorbell {:#x} before the command queue address was written: ignored", bits);
       bits = 0;

@@ -10,7 +10,9 @@
 //     the PCI function put there at reset, read by start() and each reset).
 //   * cmd_dbell (0x18) writes arrive through the BAR0 write handler, which
 //     records the slot bits and wakes the firmware thread (an eventfd); the
-//     thread sleeps in epoll when idle. As a fallback for untrapped drivers
+//     thread sleeps in epoll when idle. On each doorbell the thread also
+//     picks up idle slots whose ownership bit is set (robust to a doorbell
+//     value reported in the register's raw byte order). As a fallback for untrapped drivers
 //     the thread also reads every entry each scan_interval and picks up slots
 //     whose ownership bit is set. A rung slot whose ownership bit is clear is
 //     ignored (logged).
@@ -63,6 +65,7 @@ struct FwStats {
   uint64_t entry_faults = 0;       // queue entry unreadable / completion unwritable
   uint64_t cmd_eqes = 0;           // command completion EQEs written
   uint64_t ignored_doorbells = 0;  // rung slots not owned by firmware
+  uint64_t max_inflight = 0;       // most commands executing at once so far
 };
 
 class Firmware {
@@ -150,6 +153,7 @@ class Firmware {
   // Writer-thread -> firmware-thread signals.
   std::atomic<uint32_t> rung_{0};
   std::atomic<bool> cmdq_dirty_{false};
+  std::atomic<bool> dbell_scan_{false};
   std::atomic<bool> reset_req_{false};
   std::atomic<uint32_t> reset_geometry_{0};
   std::atomic<bool> stop_{false};
@@ -172,7 +176,7 @@ class Firmware {
 
   // Stats.
   std::atomic<uint64_t> st_commands_{0}, st_failed_{0}, st_delivery_{0}, st_faults_{0}, st_eqes_{0},
-      st_ignored_{0};
+      st_ignored_{0}, st_max_inflight_{0};
 };
 
 }  // namespace kbv::sim::fw

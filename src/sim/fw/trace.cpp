@@ -48,7 +48,7 @@ void CmdTrace::emit(std::string_view line) const {
 
 void CmdTrace::record(unsigned slot, uint16_t opcode, uint16_t op_mod, uint8_t delivery, Outcome o,
                       std::span<const std::byte> in, std::span<const std::byte> out) const {
-  if (!enabled_) return;
+  if (!enabled()) return;
   const std::string_view name = prm::opcode_name(opcode);
   if (delivery != 0) {
     emit(fmt::format("slot {} {} ({:#x}) op_mod {:#x} inlen {} -> delivery {} ({:#x})", slot, name,

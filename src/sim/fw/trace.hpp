@@ -21,6 +21,7 @@
 
 #include "sim/fw/registry.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -39,8 +40,9 @@ class CmdTrace {
   static bool env_enabled();
 
   explicit CmdTrace(bool enabled) : enabled_(enabled) {}
-  bool enabled() const { return enabled_; }
-  void set_enabled(bool on) { enabled_ = on; }
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+  void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
+  // Set before start() or while no command is in flight.
   void set_sink(Sink s) { sink_ = std::move(s); }
 
   // A command that was executed (delivery == 0) or refused by the transport
@@ -54,7 +56,7 @@ class CmdTrace {
  private:
   void emit(std::string_view line) const;
 
-  bool enabled_;
+  std::atomic<bool> enabled_;
   Sink sink_;
 };
 

@@ -241,6 +241,43 @@ TEST_F(FwCmdq, ManyCommandsInFlightAcrossAllSlots) {
     EXPECT_EQ(r.status(), 0);
   }
   EXPECT_EQ(fw_->stats().commands, 32u);
+  EXPECT_EQ(fw_->stats().max_inflight, 4u);  // concurrency honoured, and used
+}
+
+TEST_F(FwCmdq, DoorbellInRawByteOrderStillFindsItsSlot) {
+  host_->prepare(2, make_cmd(Opcode::NOP), 16);
+  host_->ring(__builtin_bswap32(1u << 2));
+  test::Reply r = host_->wait(2);
+  ASSERT_TRUE(r.done);
+  EXPECT_EQ(r.status(), 0);
+}
+
+TEST(FwTraceEnv, KbvSimCmdTraceEnablesTheTrace) {
+  ::setenv("KBV_SIM_CMD_TRACE", "1", 1);
+  EXPECT_TRUE(CmdTrace::env_enabled());
+  test::TestPci pci;
+  Firmware on(pci, test::test_config());
+  EXPECT_TRUE(on.trace().enabled());
+  ::setenv("KBV_SIM_CMD_TRACE", "0", 1);
+  EXPECT_FALSE(CmdTrace::env_enabled());
+  Firmware off(pci, test::test_config());
+  EXPECT_FALSE(off.trace().enabled());
+  ::unsetenv("KBV_SIM_CMD_TRACE");
+}
+
+TEST_F(FwCmdq, TraceShowsEveryCommand) {
+  std::vector<std::string> lines;
+  std::mutex mu;
+  fw_->trace().set_sink([&](std::string_view l) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(l);
+  });
+  fw_->trace().set_enabled(true);
+  ASSERT_TRUE(host_->exec(make_cmd(0x7FF, 0), 16).done);
+  std::lock_guard lock(mu);
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("UNKNOWN (0x7ff)"), std::string::npos);
+  EXPECT_NE(lines[0].find("BAD_OP_ERR (0x2) syndrome 0x1"), std::string::npos);
 }
 
 TEST_F(FwCmdq, SlotNotOwnedIsIgnored) {
