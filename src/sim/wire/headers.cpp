@@ -221,7 +221,7 @@ constexpr std::array<uint32_t, 32> kRnrUsec = {
     20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-// IBTA Table 44 (credit count encoding); code 31 is "invalid".
+// IBTA credit count encoding (ch. 9, AETH); code 31 is "invalid".
 constexpr std::array<int32_t, 32> kCredits = {
     0,   1,   2,   3,   4,    6,    8,    12,   16,   24,   32,   48,    64,    96,    128,   192,
     256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, -1,

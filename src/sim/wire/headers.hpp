@@ -6,9 +6,9 @@
 // opcode carries, whether it carries payload); the AETH syndrome encoding, the
 // RNR timer and credit tables; 24-bit PSN arithmetic; pad counts.
 //
-// Sources (facts only): IBTA Vol 1 Rel 1.4 ch. 9.2-9.5 (header layouts),
-// 9.7.1 (PSN), 9.7.5.1 / Table 44 (credit encoding), Table 45 (RNR timer),
-// Table 38 ("Packet headers" per opcode); Linux drivers/infiniband/sw/rxe
+// Sources (facts only): IBTA Vol 1 ch. 9 (header layouts; 9.7.1 PSN;
+// 9.7.5 AETH syndrome and credit encoding; Table 45 RNR timer; Table 38
+// headers per opcode); Linux drivers/infiniband/sw/rxe
 // rxe_hdr.h (field masks: SE 0x80, M 0x40, PadCnt 0x30, TVer 0x0F in BTH byte
 // 1; FECN/BECN in the top bits of the DestQP word, AckReq in the top bit of the
 // PSN word) and rxe_opcode.c (header set and length per opcode); Linux
@@ -36,12 +36,12 @@
 
 namespace kbv::sim::wire {
 
-// IBTA Annex A17.2.1 (RoCEv2): the well-known UDP destination port.
+// IBTA Annex A17 (RoCEv2): the well-known UDP destination port.
 inline constexpr uint16_t kRoceV2UdpPort = 4791;
-// IBTA 10.9.1.2 (default P_Key, full membership).
+// The default P_Key: full member of the default partition (IBTA ch. 10).
 inline constexpr uint16_t kDefaultPkey = 0xFFFF;
 
-// Header sizes in bytes (IBTA 9.2-9.5; rxe_hdr.h RXE_*_BYTES).
+// Header sizes in bytes (IBTA ch. 9; rxe_hdr.h RXE_*_BYTES).
 inline constexpr size_t kBthBytes = 12;
 inline constexpr size_t kRethBytes = 16;
 inline constexpr size_t kAethBytes = 4;
@@ -51,10 +51,10 @@ inline constexpr size_t kAtomicEthBytes = 28;
 inline constexpr size_t kAtomicAckEthBytes = 8;
 inline constexpr size_t kIcrcBytes = 4;
 
-inline constexpr uint32_t kPsnMask = 0x00FFFFFF;  // PSN is 24 bits (IBTA 9.2)
+inline constexpr uint32_t kPsnMask = 0x00FFFFFF;  // PSN is 24 bits (IBTA ch. 9, BTH)
 inline constexpr uint32_t kQpnMask = 0x00FFFFFF;  // QPNs are 24 bits
 
-// ---- Base Transport Header (IBTA 9.2, 12 bytes) -----------------------------
+// ---- Base Transport Header (IBTA ch. 9, 12 bytes) ---------------------------
 // byte 0 OpCode | byte 1 SE(7) M(6) PadCnt(5:4) TVer(3:0) | bytes 2-3 P_Key |
 // byte 4 FECN(7) BECN(6) resv6 | bytes 5-7 DestQP | byte 8 AckReq(7) resv7 |
 // bytes 9-11 PSN. Reserved bits are sent as 0 and ignored on receive.
@@ -73,7 +73,7 @@ struct Bth {
   friend bool operator==(const Bth&, const Bth&) = default;
 };
 
-// ---- RDMA Extended Transport Header (IBTA 9.3.3, 16 bytes) -------------------
+// ---- RDMA Extended Transport Header (IBTA ch. 9, 16 bytes) ---------------------
 // VA(64) @0, R_Key(32) @8, DMA Length(32) @12.
 struct Reth {
   uint64_t va = 0;
@@ -82,7 +82,7 @@ struct Reth {
   friend bool operator==(const Reth&, const Reth&) = default;
 };
 
-// ---- ACK Extended Transport Header (IBTA 9.3.5, 4 bytes) --------------------
+// ---- ACK Extended Transport Header (IBTA ch. 9, 4 bytes) ----------------------
 // Syndrome(8) @0, MSN(24) @1.
 struct Aeth {
   uint8_t syndrome = 0;
@@ -90,7 +90,7 @@ struct Aeth {
   friend bool operator==(const Aeth&, const Aeth&) = default;
 };
 
-// ---- Datagram Extended Transport Header (IBTA 9.3.2, 8 bytes) ---------------
+// ---- Datagram Extended Transport Header (IBTA ch. 9, 8 bytes) -----------------
 // Q_Key(32) @0, resv8 @4, SrcQP(24) @5.
 struct Deth {
   uint32_t qkey = 0;
@@ -98,13 +98,13 @@ struct Deth {
   friend bool operator==(const Deth&, const Deth&) = default;
 };
 
-// ---- Immediate Data Extended Transport Header (IBTA 9.3.4, 4 bytes) ---------
+// ---- Immediate Data Extended Transport Header (IBTA ch. 9, 4 bytes) -----------
 struct ImmDt {
   uint32_t imm = 0;
   friend bool operator==(const ImmDt&, const ImmDt&) = default;
 };
 
-// ---- Atomic Extended Transport Header (IBTA 9.3.6, 28 bytes) ----------------
+// ---- Atomic Extended Transport Header (IBTA ch. 9, 28 bytes) ------------------
 // VA(64) @0, R_Key(32) @8, Swap/Add Data(64) @12, Compare Data(64) @20.
 // rxe_hdr.h struct rxe_atmeth is __packed for the same reason: the 64-bit
 // fields after R_Key are not 8-byte aligned.
@@ -116,7 +116,7 @@ struct AtomicEth {
   friend bool operator==(const AtomicEth&, const AtomicEth&) = default;
 };
 
-// ---- Atomic Acknowledge Extended Transport Header (IBTA 9.3.7, 8 bytes) -----
+// ---- Atomic Acknowledge Extended Transport Header (IBTA ch. 9, 8 bytes) -------
 struct AtomicAckEth {
   uint64_t orig = 0;  // the original remote data
   friend bool operator==(const AtomicAckEth&, const AtomicAckEth&) = default;
@@ -138,7 +138,7 @@ Result<ImmDt> decode_immdt(std::span<const uint8_t> in);
 Result<AtomicEth> decode_atomic_eth(std::span<const uint8_t> in);
 Result<AtomicAckEth> decode_atomic_ack_eth(std::span<const uint8_t> in);
 
-// ---- Opcodes (IBTA 9.2.1 Table 37; PRM.md "RoCEv2 wire") ---------------------
+// ---- Opcodes (IBTA ch. 9 BTH OpCode; PRM.md "RoCEv2 wire") ---------------------
 // OpCode[7:5] is the transport service, OpCode[4:0] the operation.
 namespace opcode {
 inline constexpr uint8_t kRc = 0x00, kUc = 0x20, kUd = 0x60;
@@ -163,7 +163,7 @@ inline constexpr uint8_t kAcknowledge = 0x11;
 inline constexpr uint8_t kAtomicAcknowledge = 0x12;
 inline constexpr uint8_t kCompareSwap = 0x13;
 inline constexpr uint8_t kFetchAdd = 0x14;
-// Full opcodes for UD (IBTA Table 37: 011 00100 / 011 00101).
+// Full opcodes for UD (OpCode[7:5] = 011: 011 00100 / 011 00101).
 inline constexpr uint8_t kUdSendOnly = 0x64;
 inline constexpr uint8_t kUdSendOnlyImm = 0x65;
 }  // namespace opcode
@@ -218,7 +218,7 @@ constexpr size_t ext_bytes(uint8_t ext) {
          ((ext & kExtImmDt) ? kImmDtBytes : 0);
 }
 
-// ---- AETH syndrome (IBTA 9.7.5.1, Table 43) ----------------------------------
+// ---- AETH syndrome (IBTA 9.7.5, AETH) ----------------------------------
 // bits 7 reserved(0) | 6:5 type | 4:0 value.
 // type 00 ACK (value: credit count code), 01 RNR NAK (value: timer code),
 // 10 reserved, 11 NAK (value: NAK code).
@@ -230,7 +230,7 @@ enum class NakCode : uint8_t {
   kRemoteOperationalError = 3,
   kInvalidRdRequest = 4,
 };
-// Credit code 31: "invalid" (end-to-end credits not used, IBTA 9.7.7.2.5).
+// Credit code 31: "invalid" (end-to-end credits not used).
 inline constexpr uint8_t kCreditInvalid = 0x1F;
 
 constexpr uint8_t aeth_ack(uint8_t credit_code) { return static_cast<uint8_t>(credit_code & 0x1F); }
@@ -251,7 +251,8 @@ uint32_t rnr_timer_usec(uint8_t timer_code);
 // The smallest timer code whose delay is >= usec (codes 1..31 ordered by
 // delay, then code 0); 0 (655.36 ms) when usec exceeds 491.52 ms.
 uint8_t rnr_timer_code_for_usec(uint32_t usec);
-// IBTA Table 44: credit code -> number of receive WQEs; kCreditInvalid -> -1.
+// IBTA credit count encoding (ch. 9, AETH): credit code -> number of receive WQEs; kCreditInvalid
+// -> -1.
 int32_t credit_count(uint8_t credit_code);
 
 // ---- PSN arithmetic (IBTA 9.7.1: 24-bit sequence space, modulo 2^24) ---------
@@ -268,7 +269,7 @@ constexpr bool psn_le(uint32_t a, uint32_t b) { return psn_diff(a, b) <= 0; }
 constexpr bool psn_gt(uint32_t a, uint32_t b) { return psn_diff(a, b) > 0; }
 constexpr bool psn_ge(uint32_t a, uint32_t b) { return psn_diff(a, b) >= 0; }
 
-// ---- Pad (IBTA 9.2: PadCnt makes payload + pad a multiple of 4 bytes) -------
+// ---- Pad (IBTA ch. 9: PadCnt makes payload + pad a multiple of 4 bytes) -------
 constexpr uint8_t pad_count(size_t payload_len) {
   return static_cast<uint8_t>((4 - (payload_len & 3)) & 3);
 }

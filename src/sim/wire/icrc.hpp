@@ -2,7 +2,7 @@
 //
 // The RoCEv2 Invariant CRC (ICRC) and the CRC-32 it is built on.
 //
-// Definition (IBTA Vol 1 7.8.1 and Annex A17.3.3; Linux rxe_icrc.c computes
+// Definition (IBTA Vol 1 ch. 7.8 "Invariant CRC" and Annex A17; Linux rxe_icrc.c computes
 // the same thing): the ICRC is the IEEE 802.3 CRC-32 (reflected polynomial
 // 0xEDB88320, register preset to all ones, result inverted) over
 //   1. 8 bytes of 0xFF standing in for the InfiniBand LRH, which RoCEv2 does

@@ -73,7 +73,7 @@ Result<ParsedPacket> parse_packet(std::span<const uint8_t> datagram) {
   if (datagram.size() < kBthBytes + kIcrcBytes) return KBV_ERR_INVALID_ARGUMENT;
   Result<Bth> bth = decode_bth(datagram);
   if (!bth) return bth.status();
-  if (bth->tver != 0) return KBV_ERR_INVALID_ARGUMENT;  // IBTA 9.2.4 (C9-5)
+  if (bth->tver != 0) return KBV_ERR_INVALID_ARGUMENT;  // only TVer 0 is defined (IBTA ch. 9, BTH)
   const OpcodeInfo* info = opcode_info(bth->opcode);
   if (info == nullptr) return KBV_ERR_NOT_SUPPORTED;
   if (datagram.size() < info->hdr_bytes + kIcrcBytes) return KBV_ERR_INVALID_ARGUMENT;
@@ -100,7 +100,7 @@ Result<ParsedPacket> parse_packet(std::span<const uint8_t> datagram) {
   const size_t area = datagram.size() - off - kIcrcBytes;  // payload + pad
   if (bth->pad_cnt > area) return KBV_ERR_INVALID_ARGUMENT;
   if (!info->payload && area != 0) return KBV_ERR_INVALID_ARGUMENT;
-  // IBTA 9.2.3: payload + pad is a whole number of 4-byte words.
+  // BTH PadCnt (IBTA ch. 9): payload + pad is a whole number of 4-byte words.
   if ((area & 3) != 0) return KBV_ERR_INVALID_ARGUMENT;
   p.payload = datagram.subspan(off, area - bth->pad_cnt);
   return p;

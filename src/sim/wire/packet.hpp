@@ -7,7 +7,7 @@
 // write_icrc() once it knows the UDP source port; receivers check icrc_ok()
 // before parse_packet().
 //
-// Layout (IBTA 9.2-9.5, Table 38; rxe_opcode.c): BTH | [DETH] [RETH]
+// Layout (IBTA ch. 9, Table 38; rxe_opcode.c): BTH | [DETH] [RETH]
 // [AtomicETH] [AETH] [AtomicAckETH] [ImmDt] | payload | PadCnt zero bytes |
 // ICRC. Exactly the extension headers opcode_info(bth.opcode)->ext names
 // must be present.

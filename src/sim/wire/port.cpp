@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -75,6 +76,14 @@ Result<std::unique_ptr<Port>> Port::open(const PortConfig& cfg) {
   if (cfg.host == 0 || cfg.host == 255) return KBV_ERR_INVALID_ARGUMENT;
   if (Status s = FaultInjector::validate(cfg.faults); !s) return s;
   std::unique_ptr<Port> p(new Port(cfg));
+  if (!cfg.pcap_path.empty()) {
+    Result<std::unique_ptr<PcapWriter>> w = PcapWriter::open(cfg.pcap_path);
+    if (!w) {
+      log::warn(kLog, "cannot write {}: {}", cfg.pcap_path, w.status().to_string());
+      return w.status();
+    }
+    p->pcap_ = std::move(*w);
+  }
   Result<int> fd = open_socket(p->ip_, kRoceV2UdpPort, false, cfg.rcvbuf_bytes);
   if (!fd) {
     log::warn(kLog, "cannot bind 127.0.0.{}:{}: {}", cfg.host, kRoceV2UdpPort,
@@ -188,6 +197,17 @@ Status Port::send_one(const Outgoing& o) {
   }
   ++counters_.tx_packets;
   counters_.tx_bytes += o.bytes.size();
+  if (pcap_) {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    const uint64_t usec =
+        static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+    if (Status s = pcap_->write(Ipv4Flow{ip_, o.dst_ip, o.src_port, kRoceV2UdpPort}, o.bytes, usec);
+        !s) {
+      log::warn(kLog, "pcap write failed ({}); capture stopped", s.name());
+      pcap_.reset();
+    }
+  }
   return {};
 }
 

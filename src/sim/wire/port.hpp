@@ -13,7 +13,7 @@
 // (malformed or unsupported opcode -> dropped, rx_malformed) and returns the
 // good ones.
 //
-// Transmit: the UDP source port carries flow entropy (IBTA Annex A17.2.3:
+// Transmit: the UDP source port carries flow entropy (IBTA Annex A17:
 // the source port of a RoCEv2 flow is chosen by the sender, for ECMP
 // hashing; rxe and ConnectX use 0xC000 | a 14-bit hash). A UDP socket sends
 // from its bound port, so the port keeps one extra send-only socket per
@@ -27,12 +27,18 @@
 // Fault injection (faults.hpp) applies to transmitted datagrams after the
 // ICRC is written.
 //
+// Capture: with PortConfig::pcap_path set, every datagram the port hands to
+// the kernel (after fault injection: corrupted bytes, duplicates and
+// reordering show as sent) is also appended to that pcap file, framed as
+// pcap.hpp describes, for tshark without capture privileges. File I/O on the
+// transmit path: a debugging aid, off by default.
+//
 // Errors: open() -> KBV_ERR_INVALID_ARGUMENT (host 0 or 255, bad fault
-// config), KBV_ERR_ALREADY_EXISTS (address in use), KBV_ERR_IO (other socket
-// errors). send*() -> the build_packet() errors, KBV_ERR_QUEUE_FULL when the
-// socket buffer is full (the datagram is lost, like a congested link: the
-// transport's retransmission covers it), KBV_ERR_IO for other send errors.
-// poll() -> KBV_ERR_IO for a receive error other than "nothing waiting".
+// config), KBV_ERR_ALREADY_EXISTS (address in use), the errno mapping of
+// other socket or pcap-file errors. send*() -> the build_packet() errors, KBV_ERR_QUEUE_FULL when
+// the socket buffer is full (the datagram is lost, like a congested link: the transport's
+// retransmission covers it), KBV_ERR_IO for other send errors. poll() -> KBV_ERR_IO for a receive
+// error other than "nothing waiting".
 //
 // Threading: a Port is used by one thread at a time (the engine thread of
 // its model). Bring-up (open, prepare_src_port) allocates; send and poll do
@@ -41,6 +47,7 @@
 
 #include "sim/wire/faults.hpp"
 #include "sim/wire/packet.hpp"
+#include "sim/wire/pcap.hpp"
 
 #include <kbv/status.hpp>
 
@@ -52,6 +59,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -59,11 +67,11 @@ namespace kbv::sim::wire {
 
 // 127.0.0.n in host byte order.
 constexpr uint32_t loopback_ip(uint8_t n) { return 0x7F000000u | n; }
-// The IPv4-mapped IPv6 GID ::ffff:a.b.c.d of an IPv4 address (IBTA A17.4.5.1;
+// The IPv4-mapped IPv6 GID ::ffff:a.b.c.d of an IPv4 address (IBTA Annex A17;
 // RFC 4291 2.5.5.2), in wire (network) byte order.
 std::array<uint8_t, 16> gid_from_ipv4(uint32_t ip);
 // The flow-entropy UDP source port for a QP pair: 0xC000 | 14-bit hash
-// (IBTA Annex A17.2.3). Deterministic; the same pair always maps to the same
+// (IBTA Annex A17). Deterministic; the same pair always maps to the same
 // port.
 uint16_t entropy_src_port(uint32_t src_qpn, uint32_t dst_qpn);
 
@@ -71,6 +79,7 @@ struct PortConfig {
   uint8_t host = 1;  // N of 127.0.0.N, 1..254
   FaultConfig faults;
   int rcvbuf_bytes = 4 << 20;  // SO_RCVBUF request (the kernel may cap it)
+  std::string pcap_path;       // non-empty: write transmitted datagrams here
 };
 
 struct PortCounters {
@@ -142,6 +151,7 @@ class Port {
   uint32_t ip_;
   int rx_fd_ = -1;
   std::unordered_map<uint16_t, int> tx_fds_;  // src port -> socket (-1: fallback)
+  std::unique_ptr<PcapWriter> pcap_;
   FaultInjector faults_;
   PortCounters counters_;
   std::array<uint8_t, kMaxDatagram> tx_buf_{};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// src/sim/wire/headers: golden bytes (offsets from IBTA Vol 1 ch. 9.2-9.3 and
+// src/sim/wire/headers: golden bytes (offsets from IBTA Vol 1 ch. 9 and
 // Linux rxe_hdr.h), short-input rejection, opcode table (IBTA Table 38,
-// rxe_opcode.c), AETH syndromes (IBTA 9.7.5.1), RNR timer (IBTA Table 45),
+// rxe_opcode.c), AETH syndromes (IBTA 9.7.5), RNR timer (IBTA Table 45),
 // PSN wraparound (IBTA 9.7.1), pad counts.
 #include "sim/wire/headers.hpp"
 
@@ -87,7 +87,7 @@ TEST(WireHeaders, BthRejectsOutOfRangeFields) {
 }
 
 TEST(WireHeaders, RethGoldenBytes) {
-  // VA @0 (8), R_Key @8 (4), DMA Length @12 (4): IBTA 9.3.3, rxe_reth.
+  // VA @0 (8), R_Key @8 (4), DMA Length @12 (4): IBTA ch. 9, rxe_reth.
   const Reth h{0x0102030405060708ull, 0xA1B2C3D4, 0x00001000};
   const Bytes want = {1, 2, 3, 4, 5, 6, 7, 8, 0xA1, 0xB2, 0xC3, 0xD4, 0, 0, 0x10, 0};
   EXPECT_EQ(enc(h, kRethBytes), want);
@@ -95,7 +95,7 @@ TEST(WireHeaders, RethGoldenBytes) {
 }
 
 TEST(WireHeaders, AethGoldenBytes) {
-  // Syndrome @0, MSN @1 (24 bits): IBTA 9.3.5.
+  // Syndrome @0, MSN @1 (24 bits): IBTA ch. 9, AETH.
   const Aeth h{aeth_nak(NakCode::kRemoteAccessError), 0x00BEEF};
   const Bytes want = {0x62, 0x00, 0xBE, 0xEF};
   EXPECT_EQ(enc(h, kAethBytes), want);
@@ -105,7 +105,7 @@ TEST(WireHeaders, AethGoldenBytes) {
 }
 
 TEST(WireHeaders, DethGoldenBytes) {
-  // Q_Key @0, reserved @4, SrcQP @5: IBTA 9.3.2, rxe_deth (sqp low 24 bits).
+  // Q_Key @0, reserved @4, SrcQP @5: IBTA ch. 9, rxe_deth (sqp low 24 bits).
   const Deth h{0x80010000, 0x000001};
   const Bytes want = {0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01};
   EXPECT_EQ(enc(h, kDethBytes), want);
@@ -117,7 +117,7 @@ TEST(WireHeaders, DethGoldenBytes) {
 
 TEST(WireHeaders, ImmDtAndAtomicGoldenBytes) {
   EXPECT_EQ(enc(ImmDt{0xDEADBEEF}, kImmDtBytes), (Bytes{0xDE, 0xAD, 0xBE, 0xEF}));
-  // AtomicETH: VA @0, R_Key @8, Swap/Add @12, Compare @20 (IBTA 9.3.6;
+  // AtomicETH: VA @0, R_Key @8, Swap/Add @12, Compare @20 (IBTA ch. 9;
   // rxe_atmeth is __packed, 28 bytes).
   const AtomicEth a{0x1111111122222222ull, 0x33333333, 0x4444444455555555ull,
                     0x6666666677777777ull};
@@ -237,7 +237,7 @@ TEST(WireHeaders, AethSyndromes) {
   EXPECT_EQ(aeth_rnr_nak(14), 0x2E);
   EXPECT_EQ(aeth_type(0x2E), AethType::kRnrNak);
   EXPECT_EQ(aeth_value(0x2E), 14);
-  // NAK codes 0..4 -> 0x60..0x64 (IBTA Table 43).
+  // NAK codes 0..4 -> 0x60..0x64 (IBTA 9.7.5 AETH syndrome encoding).
   EXPECT_EQ(aeth_nak(NakCode::kPsnSequenceError), 0x60);
   EXPECT_EQ(aeth_nak(NakCode::kInvalidRequest), 0x61);
   EXPECT_EQ(aeth_nak(NakCode::kRemoteAccessError), 0x62);

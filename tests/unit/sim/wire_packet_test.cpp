@@ -148,7 +148,7 @@ TEST(WirePacket, ParseRejectsMalformed) {
   Bytes odd = built(opcode::kSendOnly, {1, 2, 3, 4});
   odd.insert(odd.begin() + 12, 0xAA);
   EXPECT_EQ(parse_packet(odd).status(), KBV_ERR_INVALID_ARGUMENT);
-  // Transport version other than 0 (IBTA 9.2.4).
+  // Transport version other than 0 (IBTA ch. 9, BTH TVer).
   Bytes tv = built(opcode::kSendOnly, {1, 2, 3, 4});
   tv[1] |= 0x01;
   EXPECT_EQ(parse_packet(tv).status(), KBV_ERR_INVALID_ARGUMENT);

@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <vector>
@@ -208,13 +211,17 @@ TEST(WirePort, BadIcrcAndMalformedAreDroppedAndCounted) {
   ASSERT_EQ(::sendto(fd, m.data(), m.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
             static_cast<ssize_t>(m.size()));
   ::close(fd);
+  // A datagram larger than kMaxDatagram (truncated by the receive buffer).
+  send_raw(b->ip(), Bytes(kMaxDatagram + 100, 0));
   // And one good datagram from a model port.
   ASSERT_TRUE(a->send(b->ip(), 0xC200, send_only(3, 7), Bytes{9, 9, 9, 9}).is_ok());
   // Drain until all three were accounted for (no ordering assumed between
   // the three senders).
   std::vector<RxPacket> got;
   std::array<RxPacket, 8> batch;
-  while (got.size() + b->counters().rx_bad_icrc + b->counters().rx_malformed < 3) {
+  while (got.size() + b->counters().rx_bad_icrc + b->counters().rx_malformed +
+             b->counters().rx_truncated <
+         4) {
     Result<bool> r = b->wait_readable(1000);
     ASSERT_TRUE(r.has_value());
     ASSERT_TRUE(*r) << "datagrams missing";
@@ -226,7 +233,37 @@ TEST(WirePort, BadIcrcAndMalformedAreDroppedAndCounted) {
   EXPECT_EQ(got[0].headers.bth.psn, 7u);
   EXPECT_EQ(b->counters().rx_bad_icrc, 1u);
   EXPECT_EQ(b->counters().rx_malformed, 1u);
+  EXPECT_EQ(b->counters().rx_truncated, 1u);
   EXPECT_EQ(b->counters().rx_packets, 1u);
+}
+
+TEST(WirePort, CapturesTransmittedDatagramsToPcap) {
+  const std::string path =
+      testing::TempDir() + "kbv_wire_port_" + std::to_string(::getpid()) + ".pcap";
+  std::unique_ptr<Port> b = open_port(215);
+  ASSERT_NE(b, nullptr);
+  uint64_t sent_bytes = 0;
+  {
+    PortConfig c;
+    c.host = static_cast<uint8_t>((b->ip() & 0xFF) + 1);
+    c.pcap_path = path;
+    Result<std::unique_ptr<Port>> a = Port::open(c);
+    ASSERT_TRUE(a.has_value()) << a.status().to_string();
+    for (uint32_t i = 0; i < 3; ++i) {
+      ASSERT_TRUE((*a)->send(b->ip(), 0xC400, send_only(2, i), Bytes{1, 2, 3, 4, 5}).is_ok());
+    }
+    sent_bytes = (*a)->counters().tx_bytes;
+  }  // closing the port closes the file
+  std::ifstream f(path, std::ios::binary);
+  Bytes file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  // 24-byte file header, then per datagram 16 + 14 + 20 + 8 bytes of framing.
+  EXPECT_EQ(file.size(), 24 + 3 * (16 + 42) + sent_bytes);
+  EXPECT_EQ(receive(*b, 3).size(), 3u);
+  PortConfig bad;
+  bad.host = 216;
+  bad.pcap_path = "/nonexistent-dir/x.pcap";
+  EXPECT_EQ(Port::open(bad).status(), KBV_ERR_NOT_FOUND);
 }
 
 TEST(WirePort, FaultsOnALivePort) {
