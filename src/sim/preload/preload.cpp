@@ -7,9 +7,10 @@
 //
 // At load time it creates the model devices named by KBV_SIM_DEVICES (a count
 // N: devices "0".."N-1" at fffe:00:01.0, fffe:00:02.0, ...; or a
-// comma-separated list of names). KBV_SIM_DBELL_POLL_US (default 1000) sets
-// how often each model polls its command doorbell, since a preloaded
-// program's BAR stores are not trapped (pci_device.hpp).
+// comma-separated list of names), each running the model firmware
+// (sim/fw/firmware.hpp) unless KBV_SIM_FIRMWARE=0. KBV_SIM_DBELL_POLL_US
+// (default 1000) sets how often each model polls its command doorbell, since
+// a preloaded program's BAR stores are not trapped (pci_device.hpp).
 //
 // Interposed (glibc symbols, found with dlsym(RTLD_NEXT)): open, open64,
 // openat, openat64, __open_2, __open64_2, close, ioctl, pread, pread64,
@@ -51,6 +52,7 @@ static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == of
 #include <vector>
 
 #include "common/log.hpp"
+#include "sim/fw/firmware.hpp"
 #include "sim/vfio_kernel.hpp"
 
 namespace {
@@ -152,11 +154,19 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
   long poll_us = 1000;
   if (const char* p = std::getenv("KBV_SIM_DBELL_POLL_US")) poll_us = std::strtol(p, nullptr, 10);
   cfg.dbell_poll = std::chrono::microseconds(poll_us > 0 ? poll_us : 0);
+  const char* fw_env = std::getenv("KBV_SIM_FIRMWARE");
+  const bool with_fw = !(fw_env && std::strcmp(fw_env, "0") == 0);
   int made = 0;
   for (const std::string& name : names) {
     auto r = Kernel::instance().add_device(name, cfg);
     if (r) {
       ++made;
+      if (with_fw) {
+        // Lives as long as the process, like the Kernel that owns the device.
+        auto* fw = new kbv::sim::fw::Firmware(*Kernel::instance().device(name));
+        if (kbv::Status s = fw->start(); !s)
+          kbv::log::error("sim.preload", "firmware of '{}' did not start: {}", name, s.to_string());
+      }
     } else {
       kbv::log::error("sim.preload", "cannot create model device '{}': {}", name,
                       r.status().to_string());

@@ -5,8 +5,12 @@
  * Mellanox function bound to vfio-pci in sysfs, follows its iommu_group link,
  * opens the container, group and device, maps BAR0 and checks the init
  * segment's command interface revision (5, PRM.md) — the steps rdma-core's
- * providers/mlx5/mlx5_vfio.c takes. Exit 0 on success; each failed check
- * prints a line and makes the exit status 1.
+ * providers/mlx5/mlx5_vfio.c takes. Then, as a driver's first command, it
+ * maps a command queue page with VFIO_IOMMU_MAP_DMA, enables bus mastering,
+ * waits for `initializing` to clear, writes the queue address and runs
+ * ENABLE_HCA (opcode 0x104) through slot 0 (PRM.md "Command queue entry";
+ * mlx5_ifc.h enable_hca_in/out are 16 bytes each). Exit 0 on success; each
+ * failed check prints a line and makes the exit status 1.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures;
@@ -31,6 +36,72 @@ static int failures;
       failures++;                                                  \
     }                                                              \
   } while (0)
+
+static uint32_t be32(uint32_t v) { return __builtin_bswap32(v); }
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ENABLE_HCA through command queue slot 0; returns 0 when it completed OK. */
+static int run_enable_hca(int container, int device, off_t cfg_off, volatile uint32_t* regs) {
+  /* Bus master + memory space (PCI command register bits 2 and 1). */
+  uint16_t cmd = 0;
+  CHECK(pread(device, &cmd, 2, cfg_off + 4) == 2, "read command register");
+  cmd |= 0x6;
+  CHECK(pwrite(device, &cmd, 2, cfg_off + 4) == 2, "enable bus master");
+
+  /* Wait for `initializing` (0x1FC bit 31) to clear. */
+  double until = now_s() + 5.0;
+  while ((be32(regs[0x1FC / 4]) >> 31) && now_s() < until) usleep(1000);
+  CHECK(!(be32(regs[0x1FC / 4]) >> 31), "device still initializing");
+
+  const uint32_t l_sz = be32(regs[0x14 / 4]);
+  const unsigned log_stride = l_sz & 0xF;
+  CHECK((l_sz >> 4 & 0xF) <= 5 && log_stride >= 6, "cmdq geometry %#x", l_sz);
+
+  /* One page for the queue, mapped for device read/write at IOVA 0x10000. */
+  uint8_t* q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(q != MAP_FAILED, "mmap queue page");
+  if (q == MAP_FAILED) return -1;
+  memset(q, 0, 4096);
+  struct vfio_iommu_type1_dma_map map = {.argsz = sizeof map,
+                                         .flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+                                         .vaddr = (uintptr_t)q,
+                                         .iova = 0x10000,
+                                         .size = 4096};
+  CHECK(ioctl(container, VFIO_IOMMU_MAP_DMA, &map) == 0, "MAP_DMA");
+
+  regs[0x10 / 4] = be32(0);       /* cmdq_addr_h */
+  regs[0x14 / 4] = be32(0x10000); /* cmdq_addr_l_sz: low address bits */
+
+  /* Slot 0 entry: type 7, lengths, inline ENABLE_HCA input, token, ownership. */
+  volatile uint8_t* e = q;
+  e[0x00] = 7;
+  *(volatile uint32_t*)(e + 0x04) = be32(16);
+  *(volatile uint32_t*)(e + 0x38) = be32(16);
+  e[0x10] = 0x01; /* opcode 0x104, big-endian */
+  e[0x11] = 0x04;
+  e[0x3C] = 0x5A; /* token */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  e[0x3F] = 1; /* owned by firmware */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  regs[0x18 / 4] = be32(1u << 0); /* cmd_dbell */
+
+  until = now_s() + 5.0;
+  while ((e[0x3F] & 1) && now_s() < until) usleep(200);
+  CHECK(!(e[0x3F] & 1), "ENABLE_HCA not completed (status_own %#x)", e[0x3F]);
+  CHECK((e[0x3F] >> 1) == 0, "delivery status %#x", e[0x3F] >> 1);
+  CHECK(e[0x20] == 0, "ENABLE_HCA status %#x", e[0x20]);
+  CHECK(e[0x3C] == 0x5A, "token kept");
+
+  struct vfio_iommu_type1_dma_unmap unmap = {.argsz = sizeof unmap, .iova = 0x10000, .size = 4096};
+  CHECK(ioctl(container, VFIO_IOMMU_UNMAP_DMA, &unmap) == 0 && unmap.size == 4096, "UNMAP_DMA");
+  munmap(q, 4096);
+  return 0;
+}
 
 static int read_attr(const char* bdf, const char* attr, char* out, size_t n) {
   char path[256];
@@ -123,6 +194,8 @@ int main(void) {
     volatile uint32_t* regs = p;
     uint32_t cmdif = __builtin_bswap32(regs[1]) >> 16;
     CHECK(cmdif == 5, "cmdif revision %u", cmdif);
+    const char* fw = getenv("KBV_SIM_FIRMWARE");
+    if (!(fw && strcmp(fw, "0") == 0)) run_enable_hca(container, device, (off_t)cfg.offset, regs);
     munmap(p, bar.size);
   }
 
