@@ -5,7 +5,10 @@
 // plus a DmaContext on the device's NUMA node — in the order they must be
 // torn down (DMA memory before the container that maps it).
 //
-// open(sys, bdf): VfioDevice::open (see vfio.hpp for every step and error),
+// open(sys, bdf): bdf is "DDDD:BB:DD.F" or the device URI form
+// "vfio:DDDD:BB:DD.F" (DESIGN.md "Device addressing"; "sim:<name>" URIs are
+// resolved to a BDF by the model's Kernel before they get here).
+// VfioDevice::open (see vfio.hpp for every step and error),
 // then DmaContext::create over its IOVA ranges with numa_node from sysfs.
 // Nothing is enabled on the device: the driver enables bus mastering and
 // MSI-X when its bring-up reaches that step.

@@ -43,6 +43,15 @@ TEST(DeviceHandle, DmaGoesThroughTheContainerAndTearsDownInOrder) {
   EXPECT_FALSE(sys.bar0_mapped);
 }
 
+TEST(DeviceHandle, AcceptsTheVfioUri) {
+  FakeSys sys;
+  Result<std::unique_ptr<DeviceHandle>> h =
+      DeviceHandle::open(sys, std::string("vfio:") + FakeSys::kBdf);
+  ASSERT_TRUE(h) << h.status().to_string();
+  EXPECT_EQ((*h)->pci().address.to_string(), FakeSys::kBdf);
+  EXPECT_EQ(DeviceHandle::open(sys, "sim:a").status(), KBV_ERR_INVALID_ARGUMENT);
+}
+
 TEST(DeviceHandle, OpenFailurePropagates) {
   FakeSys sys;
   sys.viable = false;
