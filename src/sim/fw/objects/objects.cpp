@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "sim/fw/objects/objects.hpp"
+
+#include "common/log.hpp"
+#include "hca/prm/eqe.hpp"
+#include "hca/prm/vport.hpp"
+#include "sim/fw/objects/tables.hpp"
+
+#include <array>
+
+namespace kbv::sim::fw {
+
+namespace {
+constexpr const char* kLog = "sim.fw.obj";
+}  // namespace
+
+Gid ipv4_mapped_gid(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+  Gid g{};
+  g[10] = 0xFF;
+  g[11] = 0xFF;
+  g[12] = a;
+  g[13] = b;
+  g[14] = c;
+  g[15] = d;
+  return g;
+}
+
+void ObjectTables::reset_roce_table() {
+  roce = {};
+  RoceAddr& a = roce[0];
+  a.valid = true;
+  a.l3 = ipv4_mapped_gid(127, 0, 0, port.host);
+  a.mac = port.mac();
+  a.l3_type = prm::roce_l3_type::kIpv4;
+  a.version = prm::roce_version::kV2;
+}
+
+void set_port_host(FwContext& ctx, uint8_t host) {
+  ObjectTables& t = objects(ctx);
+  t.port.host = host;
+  t.reset_roce_table();
+}
+
+void set_port_state(FwContext& ctx, bool up) {
+  ObjectTables& t = objects(ctx);
+  if (t.port.up == up) return;
+  t.port.up = up;
+  std::array<std::byte, prm::kEqeDataBits / 8> data{};
+  prm::Ref<prm::eqe_port_state>(data.data()).set(prm::eqe_port_state::port_num, 1);
+  const auto sub =
+      static_cast<uint8_t>(up ? prm::PortChangeSubtype::ACTIVE : prm::PortChangeSubtype::DOWN);
+  if (ctx.eqs().subscribed(prm::EventType::PORT_CHANGE)) {
+    Status s = ctx.eqs().post_event(prm::EventType::PORT_CHANGE, sub, data);
+    if (!s) log::warn(kLog, "port change event not delivered: {}", s.message());
+  }
+}
+
+void register_object_commands(CommandRegistry& r) {
+  register_pd_commands(r);
+  register_mkey_commands(r);
+  register_cq_commands(r);
+  register_srq_commands(r);
+  register_qp_commands(r);
+  register_qp_modify_commands(r);
+  register_mcg_commands(r);
+  register_vport_commands(r);
+}
+
+}  // namespace kbv::sim::fw
