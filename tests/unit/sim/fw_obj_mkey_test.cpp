@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// CREATE_MKEY / QUERY_MKEY / DESTROY_MKEY (src/sim/fw/objects/mkey_cmds.cpp)
+// and the data-path translation (mkey_table.hpp).
+#include "fw_obj_support.hpp"
+
+namespace kbv::sim::fw::objtest {
+namespace {
+
+constexpr uint32_t kAll = mkey_access::kLocalRead | mkey_access::kLocalWrite |
+                          mkey_access::kRemoteRead | mkey_access::kRemoteWrite |
+                          mkey_access::kRemoteAtomic;
+
+class MkeyTest : public ObjFixture {
+ protected:
+  // An MTT key over npages pages of 4 KiB at `va`; page i maps to pages[i].
+  std::vector<std::byte> mkey_cmd(uint32_t pd, uint64_t va, uint64_t len,
+                                  const std::vector<uint64_t>& pages, uint8_t variant = 0x5a) {
+    const uint32_t octwords = static_cast<uint32_t>((pages.size() + 1) / 2);
+    auto in = cmd<prm::create_mkey_in>(Opcode::CREATE_MKEY, 0, 16 * octwords);
+    prm::Ref<prm::create_mkey_in> c(in.data());
+    auto k = c.at(prm::create_mkey_in::memory_key_mkey_entry);
+    prm::set_access_mode(k, prm::mkc_access_mode::kMtt);
+    for (auto f : {prm::mkc::lr, prm::mkc::lw, prm::mkc::rr, prm::mkc::rw, prm::mkc::a})
+      k.set(f, 1);
+    k.set(prm::mkc::qpn, 0xFFFFFF);
+    k.set(prm::mkc::mkey_7_0, variant);
+    k.set(prm::mkc::pd, pd);
+    k.set(prm::mkc::start_addr, va);
+    k.set(prm::mkc::len, len);
+    k.set(prm::mkc::log_page_size, 12);
+    k.set(prm::mkc::translations_octword_size, octwords);
+    c.set(prm::create_mkey_in::translations_octword_actual_size, octwords);
+    for (uint32_t i = 0; i < pages.size(); ++i)
+      c.set(prm::create_mkey_in::mtt_array, i, prm::mtt_entry(pages[i], true, true));
+    return in;
+  }
+  prm::Ref<prm::mkc> mkc_of(std::vector<std::byte>& in) {
+    return prm::Ref<prm::create_mkey_in>(in.data()).at(prm::create_mkey_in::memory_key_mkey_entry);
+  }
+  Reply create(const std::vector<std::byte>& in) { return exec(in, 16); }
+  void expect_fail(const std::vector<std::byte>& in, CmdStatus s, uint32_t synd) {
+    Reply r = create(in);
+    EXPECT_EQ(r.status(), st(s));
+    EXPECT_EQ(r.syndrome(), synd);
+  }
+};
+
+TEST_F(MkeyTest, CreateQueryDestroy) {
+  const uint32_t pd = alloc_pd();
+  auto in = mkey_cmd(pd, 0x7000'0000'1000, 3 * 4096, {0x10000000, 0x10002000, 0x10001000});
+  Reply r = create(in);
+  ASSERT_EQ(r.status(), 0);
+  const uint32_t idx = field(r, prm::create_mkey_out::mkey_index);
+  ASSERT_NE(idx, 0u);
+  const Mkey* m = tables().mkeys.find(idx);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->key(), idx << 8 | 0x5a);
+  EXPECT_EQ(m->pd, pd);
+  EXPECT_EQ(m->rights, kAll);
+  ASSERT_EQ(m->mtt.size(), 4u);  // 2 octwords
+  EXPECT_EQ(m->mtt[1].iova, 0x10002000u);
+
+  auto q = cmd<prm::query_mkey_in>(Opcode::QUERY_MKEY);
+  prm::Ref<prm::query_mkey_in>(q.data()).set(prm::query_mkey_in::mkey_index, idx);
+  Reply qr = exec(q, prm::query_mkey_out::kBits / 8);
+  ASSERT_EQ(qr.status(), 0);
+  prm::CRef<prm::query_mkey_out> o(qr.out.data());
+  auto k = o.at(prm::query_mkey_out::memory_key_mkey_entry);
+  EXPECT_EQ(k.get(prm::mkc::start_addr), 0x7000'0000'1000u);
+  EXPECT_EQ(k.get(prm::mkc::len), 3u * 4096);
+  EXPECT_EQ(k.get(prm::mkc::pd), pd);
+  EXPECT_EQ(k.get(prm::mkc::mkey_7_0), 0x5au);
+  EXPECT_EQ(prm::get_access_mode(k), prm::mkc_access_mode::kMtt);
+  prm::CRef<prm::mtt> mtt1(o.bytes(prm::query_mkey_out::bsf0_klm0_pas_mtt0_1).data() + 8);
+  EXPECT_EQ(mtt1.get(prm::mtt::ptag_31_8) << 8, 0x10002000u);
+  EXPECT_EQ(mtt1.get(prm::mtt::rd_en), 1u);
+
+  auto d = cmd<prm::destroy_mkey_in>(Opcode::DESTROY_MKEY);
+  prm::Ref<prm::destroy_mkey_in>(d.data()).set(prm::destroy_mkey_in::mkey_index, idx);
+  ASSERT_EQ(exec(d, 16).status(), 0);
+  Reply again = exec(d, 16);
+  EXPECT_EQ(again.status(), st(CmdStatus::BAD_RES_ERR));
+  EXPECT_EQ(again.syndrome(), synd::kDestroyMkeyUnknown);
+  EXPECT_EQ(exec(q, prm::query_mkey_out::kBits / 8).syndrome(), synd::kQueryMkeyUnknown);
+  EXPECT_EQ(dealloc_pd(pd).status(), 0);  // no longer referenced
+}
+
+TEST_F(MkeyTest, KeyKeepsItsPdBusy) {
+  const uint32_t pd = alloc_pd();
+  ASSERT_EQ(create(mkey_cmd(pd, 0x1000, 4096, {0x10000000})).status(), 0);
+  EXPECT_EQ(dealloc_pd(pd).status(), st(CmdStatus::RES_BUSY));
+}
+
+TEST_F(MkeyTest, BadFieldsAreRefused) {
+  const uint32_t pd = alloc_pd();
+  const std::vector<uint64_t> one{0x10000000};
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, one);
+    prm::set_access_mode(mkc_of(in), prm::mkc_access_mode::kKlms);
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyAccessMode);
+  }
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, one);
+    mkc_of(in).set(prm::mkc::umr_en, 1);
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyUnsupported);
+  }
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, one);
+    mkc_of(in).set(prm::mkc::qpn, 5);
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyQpn);
+  }
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, one);
+    mkc_of(in).set(prm::mkc::lw, 0);  // remote write without local write
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyRights);
+  }
+  {
+    auto in = mkey_cmd(pd + 7, 0x1000, 4096, one);
+    expect_fail(in, CmdStatus::BAD_RES_ERR, synd::kMkeyPdUnknown);
+  }
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, one);
+    mkc_of(in).set(prm::mkc::log_page_size, 11);
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyLogPageSize);
+  }
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, one);
+    mkc_of(in).set(prm::mkc::length64, 1);
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyLength64);
+  }
+  {
+    auto in = mkey_cmd(pd, ~uint64_t{0} - 100, 4096, one);
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyRange);
+  }
+  {
+    // 3 pages need 2 octwords; 1 is declared.
+    auto in = mkey_cmd(pd, 0x1800, 2 * 4096, {0x10000000, 0x10001000});
+    mkc_of(in).set(prm::mkc::translations_octword_size, 1);
+    prm::Ref<prm::create_mkey_in>(in.data()).set(
+        prm::create_mkey_in::translations_octword_actual_size, 1);
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyOctwords);
+  }
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, one);
+    prm::Ref<prm::create_mkey_in>(in.data()).set(
+        prm::create_mkey_in::translations_octword_actual_size, 2);
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyActualSize);
+  }
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, one);
+    in.resize(in.size() - 16);  // the octword is announced but not sent
+    expect_fail(in, CmdStatus::BAD_INP_LEN_ERR, synd::kMkeyMttTooShort);
+  }
+  {
+    auto in = mkey_cmd(pd, 0x1000, 4096, {0x10000800});
+    expect_fail(in, CmdStatus::BAD_PARAM_ERR, synd::kMkeyMttMisaligned);
+  }
+  EXPECT_EQ(tables().mkeys.size(), 0u);
+}
+
+TEST_F(MkeyTest, ExhaustionIsNoResources) {
+  prm::Ref<prm::cmd_hca_cap>(fw_->context().caps().cur(0).data())
+      .set(prm::cmd_hca_cap::log_max_mkey, 0);
+  const uint32_t pd = alloc_pd();
+  ASSERT_EQ(create(mkey_cmd(pd, 0x1000, 4096, {0x10000000})).status(), 0);
+  expect_fail(mkey_cmd(pd, 0x1000, 4096, {0x10000000}), CmdStatus::NO_RES_ERR,
+              synd::kMkeyExhausted);
+}
+
+TEST_F(MkeyTest, PaModeTranslatesIdentity) {
+  const uint32_t pd = alloc_pd();
+  auto in = mkey_cmd(pd, 0, 0, {});
+  auto k = mkc_of(in);
+  prm::set_access_mode(k, prm::mkc_access_mode::kPa);
+  k.set(prm::mkc::length64, 1);
+  k.set(prm::mkc::translations_octword_size, 0);
+  Reply r = create(in);
+  ASSERT_EQ(r.status(), 0) << std::hex << r.syndrome();
+  const uint32_t key = field(r, prm::create_mkey_out::mkey_index) << 8 | 0x5a;
+  IovaRange out[2];
+  TranslateResult t = tables().mkeys.translate(key, 0x12345678, 100, kAll, pd, out);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t.ranges, 1u);
+  EXPECT_EQ(out[0].iova, 0x12345678u);
+  EXPECT_EQ(out[0].len, 100u);
+}
+
+// The translation itself, on a table filled directly.
+class MkeyTranslate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Mkey m;
+    m.variant = 0x33;
+    m.access_mode = prm::mkc_access_mode::kMtt;
+    m.rights = mkey_access::kLocalRead | mkey_access::kLocalWrite | mkey_access::kRemoteRead;
+    m.pd = 7;
+    m.start_addr = 0x4000'0800;  // half a page into the first page
+    m.len = 3 * 4096;            // ends 0x800 into the fourth page
+    m.log_page_size = 12;
+    // Pages 0 and 1 contiguous, page 2 elsewhere, page 3 read-only.
+    m.mtt = {{0x9000'0000, true, true},
+             {0x9000'1000, true, true},
+             {0x5000'0000, true, true},
+             {0x6000'0000, true, false}};
+    idx_ = *table_.insert(m, 16);
+    key_ = idx_ << 8 | 0x33;
+  }
+  TranslateResult tr(uint64_t va, uint64_t len, uint32_t rights, uint32_t pd = 7,
+                     uint32_t key = 0) {
+    return table_.translate(key ? key : key_, va, len, rights, pd, out_);
+  }
+  MkeyTable table_;
+  uint32_t idx_ = 0, key_ = 0;
+  IovaRange out_[4];
+};
+
+TEST_F(MkeyTranslate, MergesContiguousPagesAndSplitsAcrossEntries) {
+  TranslateResult t = tr(0x4000'0800, 0x2000, mkey_access::kLocalRead);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t.ranges, 2u);
+  EXPECT_EQ(out_[0].iova, 0x9000'0800u);  // pages 0 and 1 merged
+  EXPECT_EQ(out_[0].len, 0x1800u);
+  EXPECT_EQ(out_[1].iova, 0x5000'0000u);
+  EXPECT_EQ(out_[1].len, 0x800u);
+}
+
+TEST_F(MkeyTranslate, BoundsAreExact) {
+  EXPECT_TRUE(tr(0x4000'0800, 3 * 4096, mkey_access::kLocalRead).ok());
+  EXPECT_EQ(tr(0x4000'07FF, 1, mkey_access::kLocalRead).fault, MkeyFault::kOutOfBounds);
+  EXPECT_EQ(tr(0x4000'0800, 3 * 4096 + 1, mkey_access::kLocalRead).fault, MkeyFault::kOutOfBounds);
+  EXPECT_EQ(tr(0x4000'3800, 1, mkey_access::kLocalRead).fault, MkeyFault::kOutOfBounds);
+  EXPECT_EQ(tr(~uint64_t{0}, 2, mkey_access::kLocalRead).fault, MkeyFault::kOutOfBounds);
+}
+
+TEST_F(MkeyTranslate, RightsPdAndKeyAreChecked) {
+  EXPECT_EQ(tr(0x4000'0800, 8, mkey_access::kRemoteWrite).fault, MkeyFault::kAccess);
+  EXPECT_EQ(tr(0x4000'0800, 8, mkey_access::kRemoteAtomic).fault, MkeyFault::kAccess);
+  EXPECT_TRUE(tr(0x4000'0800, 8, mkey_access::kRemoteRead).ok());
+  EXPECT_EQ(tr(0x4000'0800, 8, mkey_access::kLocalRead, 8).fault, MkeyFault::kPdMismatch);
+  EXPECT_EQ(tr(0x4000'0800, 8, mkey_access::kLocalRead, 7, idx_ << 8 | 0x34).fault,
+            MkeyFault::kInvalidKey);
+  EXPECT_EQ(tr(0x4000'0800, 8, mkey_access::kLocalRead, 7, (idx_ + 1) << 8 | 0x33).fault,
+            MkeyFault::kInvalidKey);
+}
+
+TEST_F(MkeyTranslate, MttWriteEnableIsHonoured) {
+  // Page 3 (va 0x4000'3000..) is read-only in its MTT entry.
+  EXPECT_TRUE(tr(0x4000'3000, 0x800, mkey_access::kLocalRead).ok());
+  EXPECT_EQ(tr(0x4000'3000, 0x800, mkey_access::kLocalWrite).fault, MkeyFault::kMttNotPresent);
+  EXPECT_EQ(out_[0].iova, 0x6000'0000u);
+}
+
+TEST_F(MkeyTranslate, OutputSpanTooSmall) {
+  TranslateResult t =
+      table_.translate(key_, 0x4000'0800, 3 * 4096, mkey_access::kLocalRead, 7, std::span(out_, 2));
+  EXPECT_EQ(t.fault, MkeyFault::kTooManyRanges);
+}
+
+TEST_F(MkeyTranslate, FreeKeyIsInvalidAndZeroLengthNeedsOnlyTheKey) {
+  Mkey f;
+  f.free = true;
+  f.pd = 7;
+  f.rights = mkey_access::kLocalRead;
+  const uint32_t i = *table_.insert(f, 16);
+  EXPECT_EQ(table_.translate(i << 8, 0, 1, mkey_access::kLocalRead, 7, out_).fault,
+            MkeyFault::kInvalidKey);
+  TranslateResult z = tr(0, 0, mkey_access::kLocalRead);
+  EXPECT_TRUE(z.ok());
+  EXPECT_EQ(z.ranges, 0u);
+  EXPECT_EQ(table_.count_pd(7), 2u);
+  EXPECT_TRUE(table_.erase(i));
+  EXPECT_FALSE(table_.erase(i));
+}
+
+}  // namespace
+}  // namespace kbv::sim::fw::objtest
