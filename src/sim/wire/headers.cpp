@@ -209,6 +209,30 @@ const OpcodeInfo* opcode_info(uint8_t op) {
   }
 }
 
+Result<uint8_t> make_opcode(Transport t, Operation op, Position pos, bool with_imm) {
+  auto match = [&](const OpcodeInfo& i) {
+    return i.operation == op && i.position == pos && ((i.ext & kExtImmDt) != 0) == with_imm;
+  };
+  switch (t) {
+    case Transport::kRc:
+      for (size_t k = 0; k < kRcTable.size(); ++k) {
+        if (match(kRcTable[k])) return static_cast<uint8_t>(opcode::kRc | k);
+      }
+      break;
+    case Transport::kUc:
+      for (size_t k = 0; k < kUcTable.size(); ++k) {
+        if (match(kUcTable[k])) return static_cast<uint8_t>(opcode::kUc | k);
+      }
+      break;
+    case Transport::kUd:
+      if (match(kUdSendOnly)) return opcode::kUdSendOnly;
+      if (match(kUdSendOnlyImm)) return opcode::kUdSendOnlyImm;
+      break;
+    default: break;
+  }
+  return KBV_ERR_NOT_SUPPORTED;
+}
+
 // ---- AETH tables ----------------------------------------------------------------
 
 namespace {

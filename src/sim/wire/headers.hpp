@@ -218,6 +218,30 @@ constexpr size_t ext_bytes(uint8_t ext) {
          ((ext & kExtImmDt) ? kImmDtBytes : 0);
 }
 
+// The opcode for a packet of `op` at `pos` on transport `t`, with ImmDt when
+// with_imm (only the last/only packet of a SEND or RDMA WRITE carries it).
+// KBV_ERR_NOT_SUPPORTED when the table has no such opcode (e.g. a UC READ,
+// a UD WRITE, ImmDt on a first packet).
+Result<uint8_t> make_opcode(Transport t, Operation op, Position pos, bool with_imm);
+
+// ---- Segmentation (IBTA ch. 9: messages are split at the path MTU) ---------
+// Path MTU encoding of IBTA / PRM qpc.mtu: 1 = 256, 2 = 512, 3 = 1024,
+// 4 = 2048, 5 = 4096 bytes; 0 for any other code.
+constexpr uint32_t ib_mtu_bytes(uint8_t code) {
+  return (code >= 1 && code <= 5) ? 256u << (code - 1) : 0;
+}
+// Packets a message of `len` bytes takes at `mtu` bytes of payload per
+// packet: at least 1 (a zero-length message is one packet). mtu must be > 0.
+constexpr uint32_t packet_count(uint64_t len, uint32_t mtu) {
+  return len == 0 ? 1 : static_cast<uint32_t>((len + mtu - 1) / mtu);
+}
+// Position of packet `index` (0-based) of a `count`-packet message.
+constexpr Position position_of(uint32_t index, uint32_t count) {
+  if (count <= 1) return Position::kOnly;
+  if (index == 0) return Position::kFirst;
+  return index + 1 == count ? Position::kLast : Position::kMiddle;
+}
+
 // ---- AETH syndrome (IBTA 9.7.5, AETH) ----------------------------------
 // bits 7 reserved(0) | 6:5 type | 4:0 value.
 // type 00 ACK (value: credit count code), 01 RNR NAK (value: timer code),

@@ -230,6 +230,48 @@ TEST(WireHeaders, OpcodeTableProperties) {
   }
 }
 
+TEST(WireHeaders, MakeOpcodeInvertsTheTable) {
+  for (int op = 0; op < 256; ++op) {
+    const OpcodeInfo* i = opcode_info(static_cast<uint8_t>(op));
+    if (i == nullptr) continue;
+    Result<uint8_t> back = make_opcode(transport_of(static_cast<uint8_t>(op)), i->operation,
+                                       i->position, (i->ext & kExtImmDt) != 0);
+    ASSERT_TRUE(back.has_value()) << op;
+    EXPECT_EQ(*back, op);
+  }
+  EXPECT_EQ(*make_opcode(Transport::kRc, Operation::kWrite, Position::kLast, true), 0x09);
+  EXPECT_EQ(*make_opcode(Transport::kUc, Operation::kSend, Position::kOnly, false), 0x24);
+  EXPECT_EQ(*make_opcode(Transport::kUd, Operation::kSend, Position::kOnly, true), 0x65);
+  EXPECT_EQ(make_opcode(Transport::kUc, Operation::kReadRequest, Position::kOnly, false).status(),
+            KBV_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(make_opcode(Transport::kUd, Operation::kWrite, Position::kOnly, false).status(),
+            KBV_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(make_opcode(Transport::kUd, Operation::kSend, Position::kFirst, false).status(),
+            KBV_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(make_opcode(Transport::kRc, Operation::kSend, Position::kFirst, true).status(),
+            KBV_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(make_opcode(Transport::kRd, Operation::kSend, Position::kOnly, false).status(),
+            KBV_ERR_NOT_SUPPORTED);
+}
+
+TEST(WireHeaders, Segmentation) {
+  EXPECT_EQ(ib_mtu_bytes(1), 256u);
+  EXPECT_EQ(ib_mtu_bytes(3), 1024u);
+  EXPECT_EQ(ib_mtu_bytes(5), 4096u);
+  EXPECT_EQ(ib_mtu_bytes(0), 0u);
+  EXPECT_EQ(ib_mtu_bytes(6), 0u);
+  EXPECT_EQ(packet_count(0, 1024), 1u);
+  EXPECT_EQ(packet_count(1, 1024), 1u);
+  EXPECT_EQ(packet_count(1024, 1024), 1u);
+  EXPECT_EQ(packet_count(1025, 1024), 2u);
+  EXPECT_EQ(packet_count(1ull << 31, 4096), 1u << 19);
+  EXPECT_EQ(position_of(0, 1), Position::kOnly);
+  EXPECT_EQ(position_of(0, 3), Position::kFirst);
+  EXPECT_EQ(position_of(1, 3), Position::kMiddle);
+  EXPECT_EQ(position_of(2, 3), Position::kLast);
+  EXPECT_EQ(position_of(1, 2), Position::kLast);
+}
+
 TEST(WireHeaders, AethSyndromes) {
   EXPECT_EQ(aeth_ack(0x1F), 0x1F);
   EXPECT_EQ(aeth_type(aeth_ack(5)), AethType::kAck);

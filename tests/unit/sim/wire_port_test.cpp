@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -143,6 +144,29 @@ TEST(WirePort, TwoPortsExchangePackets) {
   EXPECT_EQ(b->counters().rx_packets, 1u);
   EXPECT_EQ(a->counters().rx_packets, 1u);
   EXPECT_EQ(b->counters().rx_bad_icrc, 0u);
+}
+
+TEST(WirePort, FdSignalsEpollIn) {
+  std::unique_ptr<Port> a = open_port(218);
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<Port> b = open_port(static_cast<uint8_t>((a->ip() & 0xFF) + 1));
+  ASSERT_NE(b, nullptr);
+  int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  ASSERT_GE(ep, 0);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = 77;
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, b->fd(), &ev), 0);
+  epoll_event out{};
+  EXPECT_EQ(::epoll_wait(ep, &out, 1, 0), 0);  // nothing yet
+  ASSERT_TRUE(a->send(b->ip(), 0xC500, send_only(4, 1), Bytes{1, 2, 3, 4}).is_ok());
+  ASSERT_EQ(::epoll_wait(ep, &out, 1, 1000), 1);
+  EXPECT_EQ(out.data.u64, 77u);
+  EXPECT_TRUE(out.events & EPOLLIN);
+  std::array<RxPacket, 4> batch;
+  EXPECT_EQ(*b->poll(batch), 1u);
+  EXPECT_EQ(::epoll_wait(ep, &out, 1, 0), 0);  // drained
+  ::close(ep);
 }
 
 TEST(WirePort, ReceiveIsBatched) {
