@@ -19,7 +19,8 @@
 //              `reorder_depth` datagrams (one datagram held at a time; while
 //              one is held the reorder draw is ignored). A dropped datagram
 //              still counts toward the depth.
-// A dropped datagram is neither corrupted, duplicated nor held.
+// A dropped datagram is neither corrupted, duplicated nor held; a held
+// datagram is not duplicated.
 //
 // Threading: one injector per port, used by the thread that transmits on
 // that port. No allocation after construction (the held and corrupted copies

@@ -133,6 +133,14 @@ Result<int> Port::tx_socket(uint16_t src_port, uint16_t& actual) {
 Status Port::prepare_src_port(uint16_t src_port) {
   if (src_port == 0) return KBV_ERR_INVALID_ARGUMENT;
   if (src_port == kRoceV2UdpPort || tx_fds_.count(src_port) != 0) return {};
+  size_t open_fds = 0;
+  for (const auto& [port, fd] : tx_fds_) open_fds += fd >= 0 ? 1 : 0;
+  if (open_fds >= cfg_.max_src_ports) {
+    log::debug(kLog, "127.0.0.{}: {} source-port sockets open; port {} sends from {}", cfg_.host,
+               open_fds, src_port, kRoceV2UdpPort);
+    tx_fds_.emplace(src_port, -1);
+    return {};
+  }
   Result<int> fd = open_socket(ip_, src_port, true, 0);
   if (!fd) {
     if (fd.status() != KBV_ERR_ALREADY_EXISTS) return fd.status();
@@ -153,6 +161,9 @@ Status Port::send(uint32_t dst_ip, uint16_t src_port, const PacketHeaders& h,
 }
 
 Status Port::send_datagram(uint32_t dst_ip, uint16_t src_port, std::span<uint8_t> datagram) {
+  if (datagram.size() < kBthBytes + kIcrcBytes || datagram.size() > kMaxDatagram) {
+    return KBV_ERR_INVALID_ARGUMENT;
+  }
   uint16_t actual = 0;
   Result<int> fd = tx_socket(src_port, actual);
   if (!fd) return fd.status();
@@ -234,6 +245,10 @@ Result<size_t> Port::poll(std::span<RxPacket> out) {
     std::span<const uint8_t> d(rx_buf_.data() + static_cast<size_t>(i) * kMaxDatagram, m.msg_len);
     const uint32_t src_ip = ntohl(rx_addr_[i].sin_addr.s_addr);
     const uint16_t src_port = ntohs(rx_addr_[i].sin_port);
+    if (d.size() < kBthBytes + kIcrcBytes) {
+      ++counters_.rx_malformed;
+      continue;
+    }
     if (!icrc_ok(Ipv4Flow{src_ip, ip_, src_port, kRoceV2UdpPort}, d)) {
       ++counters_.rx_bad_icrc;
       log::trace(kLog, "drop: bad ICRC from 0x{:08x}:{} ({} bytes)", src_ip, src_port, d.size());

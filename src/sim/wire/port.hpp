@@ -19,8 +19,11 @@
 // from its bound port, so the port keeps one extra send-only socket per
 // source port, bound to 127.0.0.N:<src_port> with SO_REUSEADDR, created on
 // first use (or ahead of time with prepare_src_port(), from the control path
-// at QP modify). If that bind fails, the datagram goes out of the 4791 socket
-// instead (counted in tx_src_port_fallback); the ICRC is always computed for
+// at QP modify). If that bind fails, or the port already holds
+// PortConfig::max_src_ports such sockets (file descriptors are finite), the
+// datagram goes out of the 4791 socket instead (counted in
+// tx_src_port_fallback): on loopback the source port only matters as
+// entropy, since responses go to port 4791. The ICRC is always computed for
 // the source port actually used. Sockets use IP_PMTUDISC_DO so the kernel
 // emits DF and IP Identification 0 (see icrc.hpp).
 //
@@ -78,8 +81,9 @@ uint16_t entropy_src_port(uint32_t src_qpn, uint32_t dst_qpn);
 struct PortConfig {
   uint8_t host = 1;  // N of 127.0.0.N, 1..254
   FaultConfig faults;
-  int rcvbuf_bytes = 4 << 20;  // SO_RCVBUF request (the kernel may cap it)
-  std::string pcap_path;       // non-empty: write transmitted datagrams here
+  int rcvbuf_bytes = 4 << 20;    // SO_RCVBUF request (the kernel may cap it)
+  uint32_t max_src_ports = 256;  // entropy send sockets kept open at most
+  std::string pcap_path;         // non-empty: write transmitted datagrams here
 };
 
 struct PortCounters {
@@ -89,8 +93,9 @@ struct PortCounters {
   uint64_t tx_src_port_fallback = 0;
   uint64_t rx_packets = 0;  // good datagrams returned by poll()
   uint64_t rx_bytes = 0;
-  uint64_t rx_bad_icrc = 0;
+  uint64_t rx_bad_icrc = 0;   // checked first, before the headers are parsed
   uint64_t rx_malformed = 0;  // short, bad layout or unsupported opcode
+                              // (datagrams under BTH + ICRC bytes included)
   uint64_t rx_truncated = 0;  // larger than kMaxDatagram
 };
 

@@ -60,6 +60,8 @@ std::vector<RxPacket> receive(Port& p, size_t want, std::vector<Bytes>* payloads
   return got;
 }
 
+uint16_t send_raw(uint32_t dst, const Bytes& d);
+
 PacketHeaders send_only(uint32_t qpn, uint32_t psn) {
   PacketHeaders h;
   h.bth.opcode = opcode::kSendOnly;
@@ -167,6 +169,45 @@ TEST(WirePort, FdSignalsEpollIn) {
   EXPECT_EQ(*b->poll(batch), 1u);
   EXPECT_EQ(::epoll_wait(ep, &out, 1, 0), 0);  // drained
   ::close(ep);
+}
+
+TEST(WirePort, SourcePortSocketsAreCapped) {
+  std::unique_ptr<Port> b = open_port(221);
+  ASSERT_NE(b, nullptr);
+  PortConfig c;
+  c.max_src_ports = 2;
+  std::unique_ptr<Port> a;
+  for (unsigned n = (b->ip() & 0xFF) + 1; n < 254 && !a; ++n) {
+    c.host = static_cast<uint8_t>(n);
+    Result<std::unique_ptr<Port>> r = Port::open(c);
+    if (r) a = std::move(*r);
+  }
+  ASSERT_NE(a, nullptr);
+  for (uint16_t sp : {0xD001, 0xD002, 0xD003}) {
+    ASSERT_TRUE(a->send(b->ip(), sp, send_only(6, sp), Bytes{1, 2, 3, 4}).is_ok());
+  }
+  std::vector<RxPacket> got = receive(*b, 3);
+  ASSERT_EQ(got.size(), 3u);
+  std::set<uint16_t> ports;
+  for (const RxPacket& r : got) {
+    ports.insert(r.src_port);
+    // The ICRC followed the port actually used: every datagram was accepted.
+    if (r.headers.bth.psn == 0xD003) {
+      EXPECT_EQ(r.src_port, kRoceV2UdpPort);
+    }
+  }
+  EXPECT_EQ(ports, (std::set<uint16_t>{0xD001, 0xD002, kRoceV2UdpPort}));
+  EXPECT_EQ(a->counters().tx_src_port_fallback, 1u);
+  EXPECT_EQ(b->counters().rx_bad_icrc, 0u);
+  // Datagrams outside [BTH + ICRC, kMaxDatagram] are refused.
+  Bytes tiny(15, 0);
+  EXPECT_EQ(a->send_datagram(b->ip(), 0xD001, tiny), KBV_ERR_INVALID_ARGUMENT);
+  // A short datagram on the wire counts as malformed.
+  send_raw(b->ip(), Bytes(10, 0));
+  ASSERT_TRUE(*b->wait_readable(1000));
+  std::array<RxPacket, 4> batch;
+  EXPECT_EQ(*b->poll(batch), 0u);
+  EXPECT_EQ(b->counters().rx_malformed, 1u);
 }
 
 TEST(WirePort, ReceiveIsBatched) {
