@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -114,6 +115,8 @@ void PciDevice::init_bar0() {
   counter_ = 0;
   next_health_ = now + cfg_.health_period;
   next_poll_ = now + cfg_.dbell_poll;
+  polled_addr_[0] = load_be32(init_seg::kCmdqAddrHOff);
+  polled_addr_[1] = load_be32(init_seg::kCmdqAddrLSzOff);
   fatal_.store(false, std::memory_order_release);
   gone_.store(false, std::memory_order_release);
 }
@@ -144,9 +147,21 @@ std::chrono::steady_clock::time_point PciDevice::housekeep(
   auto next = next_health_;
   if (init_pending_) next = std::min(next, init_done_at_);
   uint32_t raw = 0;
+  std::array<std::pair<uint32_t, uint32_t>, 2> addr_writes{};  // (offset, value) of changed regs
+  unsigned n_addr = 0;
   if (cfg_.dbell_poll.count() > 0) {
     if (now >= next_poll_) {
       if (!gone) {
+        // Untrapped stores to the queue address registers first (the driver
+        // writes them before the first doorbell), then the doorbell itself.
+        for (unsigned i = 0; i < 2; ++i) {
+          const uint32_t off = i == 0 ? init_seg::kCmdqAddrHOff : init_seg::kCmdqAddrLSzOff;
+          const uint32_t v = load_be32(off);
+          if (v != polled_addr_[i]) {
+            polled_addr_[i] = v;
+            addr_writes[n_addr++] = {off, v};
+          }
+        }
         raw =
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bar0_ + init_seg::kCmdDbellOff))
                 .exchange(0, std::memory_order_acq_rel);
@@ -156,7 +171,8 @@ std::chrono::steady_clock::time_point PciDevice::housekeep(
     next = std::min(next, next_poll_);
   }
   lk.unlock();
-  if (raw != 0) deliver(init_seg::kCmdDbellOff, raw, 4);
+  for (unsigned i = 0; i < n_addr; ++i) deliver(addr_writes[i].first, addr_writes[i].second, 4);
+  if (raw != 0) deliver(init_seg::kCmdDbellOff, __builtin_bswap32(raw), 4);
   return next;
 }
 
@@ -185,11 +201,12 @@ void PciDevice::on_bar0_write(uint64_t offset, uint64_t value, unsigned width) {
   if (gone_.load(std::memory_order_acquire)) return;  // the write went nowhere
   if (offset == init_seg::kCmdDbellOff && width == 4) {
     // Consume the doorbell: deliver what is in the register (the trapped
-    // store plus anything not yet polled) exactly once.
+    // store plus anything not yet polled) exactly once, in CPU order like
+    // every trapped value (platform/sys.hpp MmioTrap).
     const uint32_t raw =
         std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bar0_ + init_seg::kCmdDbellOff))
             .exchange(0, std::memory_order_acq_rel);
-    if (raw != 0) deliver(offset, raw, width);
+    if (raw != 0) deliver(offset, __builtin_bswap32(raw), width);
     return;
   }
   deliver(offset, value, width);

@@ -30,10 +30,12 @@
 //   pages (bar0_fd()).
 //
 // Writes: every driver store reported through the MmioTrap (bar0_trap()) or a
-// pwrite of the BAR0 region is handed to the write handler. The command
-// doorbell (0x18) is consumed: the handler gets the bits found in memory and
-// the register reads 0 again, so a doorbell is delivered once even when the
-// optional doorbell poller (dbell_poll, for untrapped drivers) is on.
+// 4/8-byte pwrite of the BAR0 region is handed to the write handler, with the
+// value in CPU order as MmioTrap defines it (be32toh/be64toh of the bytes now
+// at the offset: 1 << slot for a command doorbell). The command doorbell
+// (0x18) is consumed: the handler gets the bits found in the register and it
+// reads 0 again, so a doorbell is delivered once even when the optional
+// doorbell poller (dbell_poll, for untrapped drivers) is on.
 //
 // Test hooks: set_device_gone() (BAR0 init segment and config space read
 // all-ones, no DMA, no MSI-X, counter stops) and inject_health_fatal() (sets
@@ -87,8 +89,10 @@ struct DeviceConfig {
   std::chrono::nanoseconds health_period = std::chrono::milliseconds(50);
   // Internal timer frequency (device_frequency_khz); default 1 GHz = ns.
   uint64_t timer_khz = 1000000;
-  // Poll the command doorbell in BAR0 at this period and hand new bits to the
-  // write handler (for drivers whose stores are not trapped). 0 = off.
+  // Poll BAR0 at this period for stores that were not trapped (drivers that
+  // write the mapped BAR directly): a changed cmdq_addr_h / cmdq_addr_l_sz is
+  // reported as a write of its new value, then new command doorbell bits.
+  // 0 = off.
   std::chrono::nanoseconds dbell_poll = std::chrono::nanoseconds(0);
 };
 
@@ -120,7 +124,8 @@ class PciDevice final : public PciFunction {
   // ---- BAR0 ----
   int bar0_fd() const { return bar0_fd_; }  // memfd backing BAR0 (mmap offset 0 = BAR0 0)
   platform::MmioTrap& bar0_trap() { return trap_; }
-  // A driver store into BAR0 (trap or pwrite): delivered to the write handler.
+  // A driver store into BAR0 (trap or pwrite), value in CPU order (MmioTrap):
+  // delivered to the write handler.
   void on_bar0_write(uint64_t offset, uint64_t value, unsigned width);
 
   // ---- IOMMU domain of this function's group (filled by the VFIO kernel) ----
@@ -210,6 +215,7 @@ class PciDevice final : public PciFunction {
   std::chrono::steady_clock::time_point init_done_at_;
   std::chrono::steady_clock::time_point next_health_;
   std::chrono::steady_clock::time_point next_poll_;
+  uint32_t polled_addr_[2] = {0, 0};  // cmdq_addr_h / _l_sz as the poller last saw them
   bool init_pending_ = false;
   uint32_t counter_ = 0;
 

@@ -233,11 +233,17 @@ ssize_t Kernel::region_rw(Model& m, void* buf, size_t count, off_t offset, bool 
       return static_cast<ssize_t>(count);
     }
     std::memcpy(p, buf, count);
-    // A 4- or 8-byte store is a register write the firmware must see.
-    if (count == 4 || count == 8) {
-      uint64_t v = 0;
-      std::memcpy(&v, buf, count);
-      d.on_bar0_write(pos, v, static_cast<unsigned>(count));
+    // A 4- or 8-byte store is a register write the firmware must see; the
+    // value goes in CPU order, as the MMIO trap reports it (device registers
+    // are big-endian).
+    if (count == 4) {
+      uint32_t v;
+      std::memcpy(&v, buf, 4);
+      d.on_bar0_write(pos, __builtin_bswap32(v), 4);
+    } else if (count == 8) {
+      uint64_t v;
+      std::memcpy(&v, buf, 8);
+      d.on_bar0_write(pos, __builtin_bswap64(v), 8);
     }
     return static_cast<ssize_t>(count);
   }

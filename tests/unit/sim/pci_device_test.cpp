@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -189,14 +190,14 @@ TEST(SimPciDevice, WritesAreDeliveredAndDoorbellConsumedOnce) {
     seen.push_back({off, v, w});
   });
   auto bar = d->bar0();
-  const uint32_t raw = __builtin_bswap32(1u << 3);  // what a driver stores
-  std::memcpy(bar.data() + init_seg::kCmdDbellOff, &raw, 4);
-  d->bar0_trap().on_write(init_seg::kCmdDbellOff, raw, 4);
-  d->bar0_trap().on_write(init_seg::kCmdDbellOff, raw, 4);  // nothing new in memory
+  put_be32(bar, init_seg::kCmdDbellOff, 1u << 3);  // what a driver's write32_be stores
+  // The trap reports the CPU-order value (platform/sys.hpp MmioTrap).
+  d->bar0_trap().on_write(init_seg::kCmdDbellOff, 1u << 3, 4);
+  d->bar0_trap().on_write(init_seg::kCmdDbellOff, 1u << 3, 4);  // nothing new in memory
   d->bar0_trap().on_write(0x3040, 0x1122334455667788ull, 8);
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0][0], init_seg::kCmdDbellOff);
-  EXPECT_EQ(seen[0][1], raw);
+  EXPECT_EQ(seen[0][1], 1u << 3);  // slot bits, CPU order
   EXPECT_EQ(seen[0][2], 4u);
   EXPECT_EQ(be32(bar, init_seg::kCmdDbellOff), 0u);
   EXPECT_EQ(seen[1][0], 0x3040u);
@@ -204,16 +205,31 @@ TEST(SimPciDevice, WritesAreDeliveredAndDoorbellConsumedOnce) {
   EXPECT_EQ(seen[1][2], 8u);
 }
 
-TEST(SimPciDevice, DoorbellPollerDeliversUntrappedWrites) {
+TEST(SimPciDevice, PollerDeliversUntrappedWritesInOrder) {
   DeviceConfig c = quick();
   c.dbell_poll = 1ms;
   auto d = make(c);
-  std::atomic<uint32_t> got{0};
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
   d->set_bar0_write_handler([&](uint64_t off, uint64_t v, unsigned) {
-    if (off == init_seg::kCmdDbellOff) got |= __builtin_bswap32(static_cast<uint32_t>(v));
+    std::lock_guard lk(mu);
+    seen.emplace_back(off, v);
   });
+  auto count = [&] {
+    std::lock_guard lk(mu);
+    return seen.size();
+  };
+  // A driver writing the mapped BAR directly: address high, low, doorbell.
+  put_be32(d->bar0(), init_seg::kCmdqAddrHOff, 0x1);
+  put_be32(d->bar0(), init_seg::kCmdqAddrLSzOff, 0x23456000);
   put_be32(d->bar0(), init_seg::kCmdDbellOff, 1u << 7);
-  EXPECT_TRUE(wait_for([&] { return got.load() == (1u << 7); }));
+  ASSERT_TRUE(wait_for([&] { return count() >= 3; }));
+  std::this_thread::sleep_for(5ms);  // nothing more: each change is reported once
+  std::lock_guard lk(mu);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], (std::pair<uint64_t, uint64_t>{init_seg::kCmdqAddrHOff, 0x1}));
+  EXPECT_EQ(seen[1], (std::pair<uint64_t, uint64_t>{init_seg::kCmdqAddrLSzOff, 0x23456000}));
+  EXPECT_EQ(seen[2], (std::pair<uint64_t, uint64_t>{init_seg::kCmdDbellOff, 1u << 7}));
   EXPECT_EQ(be32(d->bar0(), init_seg::kCmdDbellOff), 0u);
 }
 

@@ -223,17 +223,21 @@ TEST_F(VfioTest, Bar0PreadPwriteAndMmapShareMemory) {
   auto* bar = static_cast<volatile uint32_t*>(p);
   EXPECT_EQ(__builtin_bswap32(bar[1]) >> 16, 5u);
   bar[0x3000 / 4] = 0xCAFEF00D;  // ...of the same memory
-  uint32_t seen;
-  std::memcpy(&seen, dev->bar0().data() + 0x3000, 4);
-  EXPECT_EQ(seen, 0xCAFEF00Du);
+  uint32_t stored;
+  std::memcpy(&stored, dev->bar0().data() + 0x3000, 4);
+  EXPECT_EQ(stored, 0xCAFEF00Du);
   EXPECT_EQ(k.munmap(p, 32 << 20), 0);
   // Writes through pwrite reach the handler.
-  std::vector<uint64_t> offs;
-  dev->set_bar0_write_handler([&](uint64_t off, uint64_t, unsigned) { offs.push_back(off); });
-  const uint32_t dbell = __builtin_bswap32(1);
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
+  dev->set_bar0_write_handler(
+      [&](uint64_t off, uint64_t val, unsigned) { seen.emplace_back(off, val); });
+  const uint32_t dbell = __builtin_bswap32(1u << 2);  // big-endian register image
   ASSERT_EQ(k.pwrite(device, &dbell, 4, region(0) + 0x18), 4);
-  ASSERT_EQ(offs.size(), 1u);
-  EXPECT_EQ(offs[0], 0x18u);
+  const uint64_t uar = __builtin_bswap64(0x0102030405060708ull);
+  ASSERT_EQ(k.pwrite(device, &uar, 8, region(0) + 0x3020), 8);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], (std::pair<uint64_t, uint64_t>{0x18, 1u << 2}));  // CPU order
+  EXPECT_EQ(seen[1], (std::pair<uint64_t, uint64_t>{0x3020, 0x0102030405060708ull}));
   EXPECT_EQ(err([&] { return k.pread(device, &v, 8, region(0) + (32 << 20) - 4); }), EINVAL);
 }
 
