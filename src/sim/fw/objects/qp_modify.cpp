@@ -150,7 +150,7 @@ class Apply {
   // Access rights: UC has no RDMA read / atomics, UD no RDMA at all (IBTA 9.4).
   Outcome access(uint32_t bits) {
     const bool rre = get(qpc::rre), rwe = get(qpc::rwe), rae = get(qpc::rae);
-    if (q_.st == prm::qpc_st::kUc && ((bits & op::kRre && rre) || (bits & op::kRae && rae)))
+    if (q_.st == prm::qpc_st::kUc && (rre || rae))
       return bad(CmdStatus::BAD_PARAM_ERR, synd::kQpAccessFlags);
     if (q_.st == prm::qpc_st::kUd && (rre || rwe || rae))
       return bad(CmdStatus::BAD_PARAM_ERR, synd::kQpAccessFlags);
