@@ -50,6 +50,8 @@
 // descriptors of another kind EINVAL/ENOTTY as Linux does. Descriptors are
 // real numbers reserved in the process (eventfds), released by close().
 //
+// stat_path answers stat/lstat for the model's paths (rdma-core's mlx5_vfio
+// stats the device directory and /dev/vfio/<n> before opening them).
 // Not modelled: opening sysfs directories (list them with list_dir), the
 // migration/dirty-tracking and vaddr-update interfaces, hot reset, INTx.
 //
@@ -62,6 +64,8 @@
 #include "sim/pci_device.hpp"
 
 #include <kbv/status.hpp>
+
+#include <sys/stat.h>
 
 #include <map>
 #include <memory>
@@ -115,6 +119,12 @@ class Kernel final : public platform::Sys {
   ssize_t readlink(const char* path, char* buf, size_t size) override;
   int list_dir(const char* path, std::vector<std::string>& names) override;
   platform::MmioTrap* mmio_trap(int device_fd, uint32_t region_index) override;
+
+  // stat(2) / lstat(2) (follow = false) of a path the model owns: directories,
+  // attribute files (0444, 4096 bytes as sysfs reports), links and the
+  // /dev/vfio character devices. Other paths: -1 with ENOENT (the caller
+  // asks the real system for those; see owns_path).
+  int stat_path(const char* path, struct ::stat* st, bool follow);
 
   // Internal state (vfio_kernel.cpp, vfio_device.cpp, vfio_sysfs.cpp).
   struct Model;

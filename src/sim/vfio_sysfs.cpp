@@ -256,6 +256,69 @@ int Kernel::sysfs_list(const std::string& p, std::vector<std::string>& names, bo
   return -1;
 }
 
+int Kernel::stat_path(const char* path, struct ::stat* st, bool follow) {
+  if (!path || !st) {
+    errno = EFAULT;
+    return -1;
+  }
+  const std::string p = normalize(path);
+  enum Kind { kNone, kDir, kFile, kLink, kChr } kind = kNone;
+  {
+    std::lock_guard lk(mu_);
+    constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
+    DevPath dp;
+    auto link_or_dir = [&] { return follow ? kDir : kLink; };
+    if (p == "/dev/vfio/vfio") {
+      kind = kChr;
+    } else if (starts_with(p, "/dev/vfio/")) {
+      const std::string n = p.substr(10);
+      if (!n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos &&
+          model_by_group(std::stoi(n)))
+        kind = kChr;
+    } else if (p == "/dev/vfio" || p == "/sys/bus/pci/devices" || p == "/sys/kernel/iommu_groups" ||
+               p == bus_dir()) {
+      kind = kDir;
+    } else if (split_dev_path(p, dp) && model_by_bdf(dp.bdf)) {
+      if (dp.rest.empty())
+        kind = dp.via_link ? link_or_dir() : kDir;
+      else if (dp.rest == "driver" || dp.rest == "iommu_group")
+        kind = link_or_dir();
+      else if (std::any_of(std::begin(kAttrs), std::end(kAttrs),
+                           [&](const char* a) { return dp.rest == a; }))
+        kind = kFile;
+    } else if (starts_with(p, kGroups)) {
+      const std::string tail = p.substr(kGroups.size());
+      const auto slash = tail.find('/');
+      const std::string n = tail.substr(0, slash);
+      if (!n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos) {
+        if (Model* m = model_by_group(std::stoi(n))) {
+          const std::string rest = slash == std::string::npos ? "" : tail.substr(slash + 1);
+          if (rest.empty() || rest == "devices") kind = kDir;
+          if (rest == "devices/" + m->bdf) kind = link_or_dir();
+        }
+      }
+    }
+  }
+  if (kind == kNone) {
+    errno = ENOENT;
+    return -1;
+  }
+  std::memset(st, 0, sizeof *st);
+  st->st_nlink = 1;
+  st->st_blksize = 4096;
+  switch (kind) {
+    case kDir: st->st_mode = S_IFDIR | 0755; break;
+    case kFile:
+      st->st_mode = S_IFREG | 0444;
+      st->st_size = 4096;  // sysfs reports a page for attributes
+      break;
+    case kLink: st->st_mode = S_IFLNK | 0777; break;
+    case kChr: st->st_mode = S_IFCHR | 0600; break;
+    case kNone: break;
+  }
+  return 0;
+}
+
 ssize_t Kernel::readlink(const char* path, char* buf, size_t size) {
   if (!path || !buf) {
     errno = EFAULT;

@@ -14,14 +14,15 @@
 //
 // Interposed (glibc symbols, found with dlsym(RTLD_NEXT)): open, open64,
 // openat, openat64, __open_2, __open64_2, close, ioctl, pread, pread64,
-// pwrite, pwrite64, mmap, mmap64, readlink, readlinkat, access, opendir,
-// readdir, readdir64, closedir. A call is routed to the model when its path
-// or descriptor is the model's (Kernel::owns_path / owns_fd), otherwise it
+// pwrite, pwrite64, mmap, mmap64, readlink, readlinkat, access, stat, stat64,
+// lstat, lstat64, fstatat, fstatat64, opendir, readdir, readdir64, closedir. A call is routed to
+// the model when its path or descriptor is the model's (Kernel::owns_path / owns_fd), otherwise it
 // goes straight to the next definition (libc). Calls the model itself makes
 // while answering (eventfd, memfd, mmap of its BAR memory) bypass the routing
 // through a per-thread re-entrancy flag.
 //
-// Not interposed: fopen/stdio (glibc opens internally), stat, read on the
+// Not interposed: fopen/stdio (glibc opens internally), statx, the pre-2.33
+// __xstat family, read on the
 // model's VFIO descriptors, openat relative to a directory descriptor,
 // fdopendir/dirfd of the model's directories. With KBV_SIM_DEVICES unset or 0
 // nothing is routed.
@@ -39,6 +40,7 @@ static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == of
 #include <linux/limits.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -387,6 +389,66 @@ __attribute__((visibility("default"))) int access(const char* path, int mode) {
   }
   KBV_NEXT("access", int (*)(const char*, int));
   return real_fn ? real_fn(path, mode) : -1;
+}
+
+// stat family: glibc >= 2.33 exports stat/lstat/fstatat (and *64) as real
+// functions; programs built against it call these.
+__attribute__((visibility("default"))) int stat(const char* path, struct stat* st) {
+  if (route_path(path)) {
+    InModel in;
+    return Kernel::instance().stat_path(path, st, true);
+  }
+  KBV_NEXT("stat", int (*)(const char*, struct stat*));
+  return real_fn ? real_fn(path, st) : -1;
+}
+
+__attribute__((visibility("default"))) int stat64(const char* path, struct stat64* st) {
+  static_assert(sizeof(struct stat) == sizeof(struct stat64));
+  if (route_path(path)) {
+    InModel in;
+    return Kernel::instance().stat_path(path, reinterpret_cast<struct stat*>(st), true);
+  }
+  KBV_NEXT("stat64", int (*)(const char*, struct stat64*));
+  return real_fn ? real_fn(path, st) : -1;
+}
+
+__attribute__((visibility("default"))) int lstat(const char* path, struct stat* st) {
+  if (route_path(path)) {
+    InModel in;
+    return Kernel::instance().stat_path(path, st, false);
+  }
+  KBV_NEXT("lstat", int (*)(const char*, struct stat*));
+  return real_fn ? real_fn(path, st) : -1;
+}
+
+__attribute__((visibility("default"))) int lstat64(const char* path, struct stat64* st) {
+  if (route_path(path)) {
+    InModel in;
+    return Kernel::instance().stat_path(path, reinterpret_cast<struct stat*>(st), false);
+  }
+  KBV_NEXT("lstat64", int (*)(const char*, struct stat64*));
+  return real_fn ? real_fn(path, st) : -1;
+}
+
+__attribute__((visibility("default"))) int fstatat(int dirfd, const char* path, struct stat* st,
+                                                   int flags) {
+  if (route_path(path)) {
+    InModel in;
+    return Kernel::instance().stat_path(path, st, !(flags & AT_SYMLINK_NOFOLLOW));
+  }
+  KBV_NEXT("fstatat", int (*)(int, const char*, struct stat*, int));
+  return real_fn ? real_fn(dirfd, path, st, flags) : -1;
+}
+
+__attribute__((visibility("default"))) int fstatat64(int dirfd, const char* path, struct stat64* st,
+                                                     int flags) {
+  if (route_path(path)) {
+    InModel in;
+    return Kernel::instance().stat_path(path, reinterpret_cast<struct stat*>(st),
+                                        !(flags & AT_SYMLINK_NOFOLLOW));
+  }
+  KBV_NEXT("fstatat64", int (*)(int, const char*, struct stat64*, int));
+  return real_fn ? real_fn(dirfd, path, st, flags) : -1;
 }
 
 __attribute__((visibility("default"))) DIR* opendir(const char* path) {

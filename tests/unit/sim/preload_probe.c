@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,6 +147,13 @@ int main(void) {
     CHECK(strcmp(strrchr(driver, '/') + 1, "vfio-pci") == 0, "driver is %s", driver);
   }
 
+  /* rdma-core's mlx5_vfio stats the device directory and the group node. */
+  struct stat sb;
+  snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/", bdf);
+  CHECK(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode), "stat %s", path);
+  snprintf(path, sizeof path, "/sys/bus/pci/devices/%s", bdf);
+  CHECK(lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode), "lstat %s", path);
+
   /* 2. iommu_group link -> group number. */
   char link[256];
   snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/iommu_group", bdf);
@@ -156,12 +164,23 @@ int main(void) {
   int group_no = atoi(strrchr(link, '/') + 1);
   CHECK(group_no > 0, "group number from %s", link);
 
+  /* The group lists the device. */
+  snprintf(path, sizeof path, "/sys/kernel/iommu_groups/%d/devices", group_no);
+  d = opendir(path);
+  CHECK(d != NULL, "opendir %s", path);
+  int listed = 0;
+  while (d && (e = readdir(d)) != NULL) listed += strcmp(e->d_name, bdf) == 0;
+  if (d) closedir(d);
+  CHECK(listed == 1, "group %d lists %s", group_no, bdf);
+
   /* 3. Container, group, IOMMU, device. */
   int container = open("/dev/vfio/vfio", O_RDWR);
   CHECK(container >= 0, "open /dev/vfio/vfio");
   CHECK(ioctl(container, VFIO_GET_API_VERSION) == VFIO_API_VERSION, "API version");
   CHECK(ioctl(container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) == 1, "TYPE1v2");
   snprintf(path, sizeof path, "/dev/vfio/%d", group_no);
+  CHECK(stat(path, &sb) == 0 && S_ISCHR(sb.st_mode), "stat %s", path);
+  CHECK(access("/dev/vfio/vfio", R_OK | W_OK) == 0, "access /dev/vfio/vfio");
   int group = open(path, O_RDWR);
   CHECK(group >= 0, "open %s", path);
   struct vfio_group_status st = {.argsz = sizeof st};

@@ -3,6 +3,7 @@
 // directory listings merged with the real system's.
 #include "vfio_fixture.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -110,6 +111,38 @@ TEST_F(VfioTest, OwnsPath) {
   EXPECT_FALSE(k.owns_path("/sys/bus/pci/devices/0000:00:00.0/vendor"));
   EXPECT_TRUE(k.owns_path("/sys/bus/pci/devices"));
   EXPECT_FALSE(k.owns_path("/etc/passwd"));
+}
+
+}  // namespace
+}  // namespace kbv::sim::test
+
+namespace kbv::sim::test {
+namespace {
+
+TEST_F(VfioTest, StatPath) {
+  struct ::stat st;
+  const std::string dev = "/sys/bus/pci/devices/" + bdf;
+  ASSERT_EQ(k.stat_path(dev.c_str(), &st, true), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  ASSERT_EQ(k.stat_path(dev.c_str(), &st, false), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));  // /sys/bus/pci/devices/<bdf> is a link
+  ASSERT_EQ(k.stat_path(("/sys/devices/pcifffe:00/" + bdf).c_str(), &st, false), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  ASSERT_EQ(k.stat_path((dev + "/vendor").c_str(), &st, true), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0444u);
+  ASSERT_EQ(k.stat_path((dev + "/iommu_group").c_str(), &st, false), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(k.stat_path(group_path.c_str(), &st, true), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  ASSERT_EQ(k.stat_path("/dev/vfio/vfio", &st, true), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  const std::string g = "/sys/kernel/iommu_groups/" + std::to_string(k.iommu_group("a"));
+  ASSERT_EQ(k.stat_path((g + "/devices").c_str(), &st, true), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(err([&] { return k.stat_path((dev + "/nope").c_str(), &st, true); }), ENOENT);
+  EXPECT_EQ(err([&] { return k.stat_path("/dev/vfio/1", &st, true); }), ENOENT);
+  EXPECT_EQ(err([&] { return k.stat_path(nullptr, &st, true); }), EFAULT);
 }
 
 }  // namespace
