@@ -146,13 +146,26 @@ TEST_F(QpModifyTest, RcWalkAppliesTheRequiredAttributes) {
 
 TEST_F(QpModifyTest, ResetRestoresCreationAttributes) {
   const uint32_t qpn = qp_in(qs::kRts);
+  // The engine's progress shows in QUERY_QP until the reset.
+  QpCounters& n = tables().qp(qpn)->counters;
+  n.sw_sq_wqebb_counter = 9;
+  n.hw_sq_wqebb_counter = 7;
+  n.last_acked_psn = 0x221;
+  n.sw_rq_counter = 5;
+  auto before = queried(qpn);
+  EXPECT_EQ(before.get(prm::qpc::sw_sq_wqebb_counter), 9u);
+  EXPECT_EQ(before.get(prm::qpc::hw_sq_wqebb_counter), 7u);
+  EXPECT_EQ(before.get(prm::qpc::last_acked_psn), 0x221u);
+  EXPECT_EQ(before.get(prm::qpc::sw_rq_counter), 5u);
   ASSERT_EQ(modify(Opcode::TO_RST_QP, qpn).status(), 0);
   auto x = queried(qpn);
   EXPECT_EQ(x.get(prm::qpc::state), qs::kRst);
   EXPECT_EQ(x.get(prm::qpc::remote_qpn), 0u);
   EXPECT_EQ(x.get(prm::qpc::next_send_psn), 0u);
   EXPECT_EQ(x.get(prm::qpc::pd), spec_.pd);  // creation attributes stay
-  to_rts(qpn);                               // and the QP can be used again
+  EXPECT_EQ(x.get(prm::qpc::sw_sq_wqebb_counter), 0u);
+  EXPECT_EQ(x.get(prm::qpc::last_acked_psn), 0u);
+  to_rts(qpn);  // and the QP can be used again
 }
 
 TEST_F(QpModifyTest, OptionalParametersFollowTheMask) {

@@ -30,7 +30,8 @@
 //     mlx5_ib places the SQ at rq_size bytes)            BAD_INP_LEN kQpPasTooShort
 //   each pas[] page aligned                              BAD_PARAM kQpPasMisaligned
 //   a free qpn (2 .. ) below 2^log_max_qp                NO_RES    kQpExhausted
-// QUERY_QP returns the context with the current state; DESTROY_QP works in
+// QUERY_QP returns the context with the current state and the engine's
+// progress counters (QpCounters); DESTROY_QP works in
 // every state but refuses a QP still attached to a multicast group
 // (RES_BUSY; ib_attach_mcast holds a QP usecnt the same way).
 #include "hca/prm/qp_cmd.hpp"
@@ -164,6 +165,16 @@ Outcome query_qp(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   prm::Ref<qpc> x = o.at(prm::query_qp_out::qpc);
   std::memcpy(x.data(), q->qpc.data(), q->qpc.size());
   x.set(qpc::state, q->state);
+  const QpCounters& n = q->counters;
+  x.set(qpc::hw_sq_wqebb_counter, n.hw_sq_wqebb_counter);
+  x.set(qpc::sw_sq_wqebb_counter, n.sw_sq_wqebb_counter);
+  x.set(qpc::hw_rq_counter, n.hw_rq_counter);
+  x.set(qpc::sw_rq_counter, n.sw_rq_counter);
+  x.set(qpc::last_acked_psn, n.last_acked_psn);
+  x.set(qpc::ssn, n.ssn);
+  x.set(qpc::rmsn, n.rmsn);
+  x.set(qpc::cur_retry_count, n.cur_retry_count);
+  x.set(qpc::cur_rnr_retry, n.cur_rnr_retry);
   write_pas(out, prm::query_qp_out::pas, q->buf.pas);
   return Outcome::ok();
 }

@@ -300,6 +300,7 @@ Outcome modify_qp(FwContext& ctx, const Command& c, std::span<std::byte>) {
   if (opcode == Opcode::TO_RST_QP) {
     // IBTA 10.3.1: Reset returns every attribute to its creation value.
     nq.qpc = nq.created;
+    nq.counters = QpCounters{};
   } else {
     prm::CRef<prm::rst2init_qp_in> in(c.in.data());
     const auto mask = static_cast<uint32_t>(in.get(prm::rst2init_qp_in::opt_param_mask));

@@ -107,6 +107,21 @@ struct QpPath {
   uint32_t ack_timeout = 0;  // 4.096 us << ack_timeout, 0 = infinite
 };
 
+// Progress counters of a QP, kept by the data-path engine and reported by
+// QUERY_QP (mlx5_ifc.h qpc_bits: hw/sw_sq_wqebb_counter, hw/sw_rq_counter,
+// last_acked_psn, ssn, rmsn, cur_retry_count, cur_rnr_retry). 2RST zeroes them.
+struct QpCounters {
+  uint32_t hw_sq_wqebb_counter = 0;  // SQ basic blocks executed
+  uint32_t sw_sq_wqebb_counter = 0;  // SQ basic blocks posted (doorbell record)
+  uint32_t hw_rq_counter = 0;        // receive WQEs consumed
+  uint32_t sw_rq_counter = 0;        // receive WQEs posted (doorbell record)
+  uint32_t last_acked_psn = 0;
+  uint32_t ssn = 0;
+  uint32_t rmsn = 0;
+  uint32_t cur_retry_count = 0;
+  uint32_t cur_rnr_retry = 0;
+};
+
 struct Qp {
   uint32_t qpn = 0;
   uint32_t state = prm::qp_state::kRst;
@@ -143,6 +158,7 @@ struct Qp {
   uint32_t q_key = 0;
   uint32_t pm_state = 0;
   QpPath path;
+  QpCounters counters;                                   // engine-owned
   uint32_t mcg_count = 0;                                // multicast groups this QP is attached to
   std::array<std::byte, prm::qpc::kBits / 8> qpc{};      // current context image
   std::array<std::byte, prm::qpc::kBits / 8> created{};  // as created (2RST restores it)
