@@ -441,6 +441,7 @@ void Firmware::run() {
       auto until = std::chrono::ceil<std::chrono::milliseconds>(next_scan_ - now).count();
       timeout_ms = static_cast<int>(std::max<int64_t>(0, until));
     }
+    if (init_wait_ && (timeout_ms < 0 || timeout_ms > 1)) timeout_ms = 1;
     const int n = ::epoll_wait(epfd_, evs.data(), static_cast<int>(evs.size()), timeout_ms);
     if (n < 0 && errno != EINTR) {
       log::error(kLog, "epoll_wait: {}", std::strerror(errno));
@@ -486,6 +487,14 @@ void Firmware::run() {
       if ((inflight_mask_ | pending_mask_) & b) continue;
       pending_mask_ |= b;
       pending_.push_back(s);
+    }
+    // While `initializing` (init segment 0x1FC bit 31) is set the command
+    // interface is not up: rung slots wait (PRM: drivers poll it clear first).
+    init_wait_ =
+        (bar_load(pci_.bar0(), prm::init_seg::kInitializingOff) & prm::kInitializingBit) != 0;
+    if (init_wait_) {
+      arm_timer(Clock::now());
+      continue;
     }
     // Admit and complete until nothing more is due now (latency 0 runs a
     // whole burst in one pass).

@@ -16,6 +16,8 @@
 //     the thread also reads every entry each scan_interval and picks up slots
 //     whose ownership bit is set. A rung slot whose ownership bit is clear is
 //     ignored (logged).
+//   * Nothing is picked up while the init segment's `initializing` bit is
+//     set (the PCI function clears it after its init time).
 //   * Each slot: fetch and validate the entry and mailboxes (cmdq.hpp), then
 //     execute after cmd_latency (+ any injected delay), at most
 //     max_concurrent at once; completions may therefore be out of order.
@@ -172,6 +174,7 @@ class Firmware {
   std::vector<std::unique_ptr<Inflight>> inflight_;
   uint32_t inflight_mask_ = 0;
   uint64_t admitted_ = 0;
+  bool init_wait_ = false;  // `initializing` was set: look again in 1 ms
   std::chrono::steady_clock::time_point next_scan_{};
 
   // Stats.

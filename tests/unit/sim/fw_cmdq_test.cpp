@@ -331,6 +331,19 @@ TEST(FwCmdqScan, UntrappedDoorbellPickedUpByOwnershipScan) {
   EXPECT_EQ(r.status(), 0);
 }
 
+TEST_F(FwCmdq, NothingRunsWhileInitializing) {
+  pci_.store_be32(prm::init_seg::kInitializingOff, prm::kInitializingBit);
+  host_->prepare(0, make_cmd(Opcode::NOP), 16);
+  host_->ring(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(host_->owned_by_hw(0));
+  EXPECT_EQ(fw_->stats().commands, 0u);
+  pci_.store_be32(prm::init_seg::kInitializingOff, 0);
+  test::Reply r = host_->wait(0);
+  ASSERT_TRUE(r.done);
+  EXPECT_EQ(r.status(), 0);
+}
+
 TEST_F(FwCmdq, ResetDropsState) {
   ASSERT_EQ(enable().status(), 0);
   pci_.reset();
