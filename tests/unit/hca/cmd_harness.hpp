@@ -34,6 +34,9 @@ class CmdHarness : public ::testing::Test {
     cmdq->poll();
   }
   void answer_ok() { answer(std::vector<std::byte>(16)); }
+
+ public:
+  // Big-endian byte helpers (also used by the scripted firmware).
   static unsigned u8(const std::vector<std::byte>& v, size_t i) {
     return static_cast<unsigned>(v.at(i));
   }
@@ -54,6 +57,7 @@ class CmdHarness : public ::testing::Test {
     put32(v, i + 4, static_cast<uint32_t>(x));
   }
 
+ protected:
   FakeDevice dev;
   FakeFw fw{dev};
   std::unique_ptr<CmdQueue> cmdq;

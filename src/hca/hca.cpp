@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "hca/hca.hpp"
+
+#include <cstring>
+
+#include "common/log.hpp"
+#include "hca/bringup.hpp"
+#include "hca/prm/eqe.hpp"
+
+namespace kbv::hca {
+
+using prm::eqe;
+using prm::EventType;
+
+namespace {
+constexpr const char* kLog = "hca";
+}
+
+Hca::Hca(DeviceIo& io, HcaConfig cfg) : io_(io), cfg_(cfg), health_(io.bar0(), cfg.health) {}
+
+Hca::~Hca() {
+  if (cmdq_ && !teardown_done() && failure_.is_ok() && (enabled_ || initialized_))
+    log::warn(kLog, "destroyed without a finished teardown: the device may still use its memory");
+  // Callbacks still queued in the command queue refer to the state machines:
+  // drop them first (they are never run from destructors).
+  bringup_.reset();
+  teardown_.reset();
+}
+
+Status Hca::start() {
+  if (cmdq_) return Status{KBV_ERR_INVALID_STATE};
+  auto q = CmdQueue::create(io_, cfg_.cmdq);
+  if (!q) return q.status();
+  cmdq_ = std::move(*q);
+  pages_ = std::make_unique<PageManager>(io_, *cmdq_, cfg_.function_id);
+  bringup_ = std::make_unique<Bringup>(*this, io_.now_ns());
+  bringup_->step();
+  return Status{KBV_PENDING};
+}
+
+bool Hca::bringup_done() const { return bringup_ && bringup_->done(); }
+
+Status Hca::bringup_status() const {
+  if (!bringup_) return Status{KBV_ERR_INVALID_STATE};
+  return bringup_->status();
+}
+
+Status Hca::start_teardown() {
+  if (!cmdq_) return Status{KBV_ERR_INVALID_STATE};
+  if (teardown_) return Status{KBV_PENDING};
+  if (bringup_ && !bringup_->done()) bringup_->abort(Status{KBV_ERR_CANCELLED});
+  teardown_ = std::make_unique<Teardown>(*this);
+  if (!bringup_ || !bringup_->waiting()) teardown_->step();
+  return Status{KBV_PENDING};
+}
+
+bool Hca::teardown_done() const { return teardown_ && teardown_->done(); }
+
+Status Hca::teardown_status() const {
+  if (!teardown_) return Status{KBV_ERR_INVALID_STATE};
+  if (!teardown_->done()) return Status{KBV_PENDING};
+  return teardown_->status();
+}
+
+Result<int> Hca::async_eventfd() const {
+  if (!async_eq_) return Status{KBV_ERR_INVALID_STATE};
+  return async_eq_->eventfd();
+}
+
+Result<int> Hca::comp_eventfd() const {
+  if (!comp_eq_) return Status{KBV_ERR_INVALID_STATE};
+  return comp_eq_->eventfd();
+}
+
+void Hca::on_device_failure(Status s) {
+  if (failure_.is_error()) return;
+  failure_ = s;
+  log::error(kLog, "device failure: {}", s.to_string());
+  if (cmdq_) cmdq_->fail_all(s);
+  if (bringup_ && !bringup_->done()) bringup_->abort(s);
+  HcaEvent ev;
+  ev.kind = HcaEvent::Kind::kFatal;
+  ev.type = prm::to_u8(EventType::INTERNAL_ERROR);
+  ev.status = s;
+  if (on_event_) on_event_(ev);
+}
+
+void Hca::dispatch_async(prm::CRef<eqe> e) {
+  const uint8_t type = static_cast<uint8_t>(e.get(eqe::type));
+  switch (static_cast<EventType>(type)) {
+    case EventType::CMD:
+      ++stats_.cmd_eqes;
+      if (cmdq_) cmdq_->on_cmd_eqe(static_cast<uint32_t>(e.at(eqe::cmd).get(prm::eqe_cmd::vector)));
+      return;
+    case EventType::PAGE_REQUEST: {
+      ++stats_.page_requests;
+      auto r = e.at(eqe::req_pages);
+      const int32_t n =
+          static_cast<int32_t>(static_cast<uint32_t>(r.get(prm::eqe_page_req::num_pages)));
+      if (pages_)
+        pages_->on_page_request(static_cast<uint16_t>(r.get(prm::eqe_page_req::function_id)), n);
+      return;
+    }
+    case EventType::COMP: dispatch_comp(e); return;
+    default: break;
+  }
+  HcaEvent ev;
+  ev.type = type;
+  ev.sub_type = static_cast<uint8_t>(e.get(eqe::sub_type));
+  std::span<const std::byte> d = e.bytes(eqe::data);
+  std::memcpy(ev.data.data(), d.data(), ev.data.size());
+  switch (static_cast<EventType>(type)) {
+    case EventType::PORT_CHANGE:
+      ev.port = static_cast<uint32_t>(e.at(eqe::port).get(prm::eqe_port_state::port_num));
+      log::info(kLog, "port {} change, sub type {}", ev.port, ev.sub_type);
+      break;
+    case EventType::CQ_ERROR:
+      ev.cqn = static_cast<uint32_t>(e.at(eqe::cq_err).get(prm::eqe_cq_err::cqn));
+      ev.cq_syndrome = static_cast<uint8_t>(e.at(eqe::cq_err).get(prm::eqe_cq_err::syndrome));
+      log::warn(kLog, "CQ {:#x} error, syndrome {:#x}", ev.cqn, ev.cq_syndrome);
+      break;
+    case EventType::PATH_MIG:
+    case EventType::COMM_EST:
+    case EventType::SQ_DRAINED:
+    case EventType::WQ_CATAS_ERROR:
+    case EventType::PATH_MIG_FAILED:
+    case EventType::WQ_INVAL_REQ_ERROR:
+    case EventType::WQ_ACCESS_ERROR:
+    case EventType::SRQ_CATAS_ERROR:
+    case EventType::SRQ_LAST_WQE:
+    case EventType::SRQ_RQ_LIMIT:
+      ev.qp_srq_n = static_cast<uint32_t>(e.at(eqe::qp_srq).get(prm::eqe_qp_srq::qp_srq_n));
+      ev.qp_srq_type = static_cast<uint8_t>(e.at(eqe::qp_srq).get(prm::eqe_qp_srq::type));
+      break;
+    case EventType::INTERNAL_ERROR:
+      log::error(kLog, "internal error event; checking device health");
+      break;
+    default: log::debug(kLog, "event type {:#x} sub type {:#x}", type, ev.sub_type); break;
+  }
+  ++stats_.async_events;
+  if (on_event_) on_event_(ev);
+  if (static_cast<EventType>(type) == EventType::INTERNAL_ERROR) {
+    Status h = health_.check_now(io_.now_ns());
+    if (h.is_error()) on_device_failure(h);
+  }
+}
+
+void Hca::dispatch_comp(prm::CRef<eqe> e) {
+  const uint8_t type = static_cast<uint8_t>(e.get(eqe::type));
+  if (type != prm::to_u8(EventType::COMP)) {
+    // The completion EQ only subscribes to completions; anything else is
+    // handled like an async event.
+    dispatch_async(e);
+    return;
+  }
+  ++stats_.comp_events;
+  if (on_comp_) on_comp_(static_cast<uint32_t>(e.at(eqe::comp).get(prm::eqe_comp::cqn)));
+}
+
+uint32_t Hca::poll() {
+  if (!cmdq_) return 0;
+  uint32_t work = 0;
+  const uint64_t now = io_.now_ns();
+  if (failure_.is_ok()) {
+    Status h = health_.check(now);
+    if (h.is_error()) {
+      on_device_failure(h);
+      ++work;
+    }
+  }
+  if (async_eq_ && async_eq_->bound()) {
+    const uint32_t n = async_eq_->poll([this](prm::CRef<eqe> e) { dispatch_async(e); });
+    stats_.eqes += n;
+    work += n;
+  }
+  if (comp_eq_ && comp_eq_->bound()) {
+    const uint32_t n = comp_eq_->poll([this](prm::CRef<eqe> e) { dispatch_comp(e); });
+    stats_.eqes += n;
+    work += n;
+  }
+  work += cmdq_->poll();
+  // A command timed out: the device may be gone; look now rather than at
+  // the next health interval.
+  const uint64_t to = cmdq_->stats().timed_out;
+  if (to != timeouts_seen_) {
+    timeouts_seen_ = to;
+    if (failure_.is_ok()) {
+      Status h = health_.check_now(now);
+      if (h.is_error()) on_device_failure(h);
+    }
+  }
+  if (teardown_ && !teardown_->done()) {
+    // Never overtake a command the abandoned bring-up still has in flight.
+    if (!bringup_ || !bringup_->waiting()) teardown_->step();
+    ++work;
+  } else if (bringup_ && !bringup_->done()) {
+    bringup_->step();
+    ++work;
+  }
+  return work;
+}
+
+}  // namespace kbv::hca
