@@ -120,7 +120,7 @@ class EqTable {
   std::atomic<uint64_t> overruns_{0};
 };
 
-// CREATE_EQ, DESTROY_EQ, QUERY_EQ (eq_cmds.cpp).
+// CREATE_EQ, DESTROY_EQ, QUERY_EQ, GEN_EQE (eq_cmds.cpp).
 void register_eq_commands(CommandRegistry& r);
 
 }  // namespace kbv::sim::fw

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// CREATE_EQ / DESTROY_EQ / QUERY_EQ (mlx5_ifc.h create_eq_in/out,
+// CREATE_EQ / DESTROY_EQ / QUERY_EQ / GEN_EQE (mlx5_ifc.h create_eq_in/out,
 // destroy_eq_in, query_eq_in/out; prm/eq.hpp). CREATE_EQ checks, in order:
 //   log_eq_size <= cap log_max_eq_sz                 BAD_PARAM  kEqLogSize
 //   log_page_size <= 18 (1 GiB pages)                 BAD_PARAM  kEqLogPageSize
@@ -102,9 +102,26 @@ Outcome query_eq(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   return Outcome::ok();
 }
 
+// GEN_EQE (mlx5_ifc.h gen_eqe_in): write the given EQE's type, sub_type and
+// data to EQ eq_number (the owner bit is the firmware's, as for any EQE).
+Outcome gen_eqe(FwContext& ctx, const Command& c, std::span<std::byte>) {
+  prm::CRef<prm::gen_eqe_in> in(c.in.data());
+  const uint32_t eqn = static_cast<uint32_t>(in.get(prm::gen_eqe_in::eq_number));
+  prm::CRef<prm::eqe> e(in.bytes(prm::gen_eqe_in::eqe).data());
+  Status s =
+      ctx.eqs().post_to(eqn, static_cast<prm::EventType>(e.get(prm::eqe::type)),
+                        static_cast<uint8_t>(e.get(prm::eqe::sub_type)), e.bytes(prm::eqe::data));
+  if (s == KBV_ERR_NOT_FOUND) return Outcome::fail(CmdStatus::BAD_RES_ERR, synd::kGenEqeUnknown);
+  if (!s) return Outcome::fail(CmdStatus::INT_ERR, synd::kGenEqeNotWritten);
+  return Outcome::ok();
+}
+
 }  // namespace
 
 void register_eq_commands(CommandRegistry& r) {
+  (void)r.add(prm::Opcode::GEN_EQE,
+              Handler::make(prm::gen_eqe_in::kBits / 8, prm::gen_eqe_out::kBits / 8,
+                            Requires::kInitialized, gen_eqe));
   (void)r.add(prm::Opcode::CREATE_EQ,
               Handler::make(prm::create_eq_in::kBits / 8, prm::create_eq_out::kBits / 8,
                             Requires::kInitialized, create_eq));

@@ -82,7 +82,7 @@ inline constexpr uint32_t kUarOutOfRange = at(prm::Opcode::DEALLOC_UAR, 1);
 inline constexpr uint32_t kUarNotAllocated = at(prm::Opcode::DEALLOC_UAR, 2);
 inline constexpr uint32_t kUarInUse = at(prm::Opcode::DEALLOC_UAR, 3);
 
-// ---- CREATE_EQ / DESTROY_EQ / QUERY_EQ ----
+// ---- CREATE_EQ / DESTROY_EQ / QUERY_EQ / GEN_EQE ----
 inline constexpr uint32_t kEqExhausted = at(prm::Opcode::CREATE_EQ, 1);
 inline constexpr uint32_t kEqLogSize = at(prm::Opcode::CREATE_EQ, 2);
 inline constexpr uint32_t kEqUarNotAllocated = at(prm::Opcode::CREATE_EQ, 3);
@@ -93,5 +93,8 @@ inline constexpr uint32_t kEqPageOffset = at(prm::Opcode::CREATE_EQ, 8);
 inline constexpr uint32_t kEqLogPageSize = at(prm::Opcode::CREATE_EQ, 10);
 inline constexpr uint32_t kDestroyEqUnknown = at(prm::Opcode::DESTROY_EQ, 1);
 inline constexpr uint32_t kQueryEqUnknown = at(prm::Opcode::QUERY_EQ, 1);
+inline constexpr uint32_t kGenEqeUnknown = at(prm::Opcode::GEN_EQE, 1);  // no such EQ
+inline constexpr uint32_t kGenEqeNotWritten =
+    at(prm::Opcode::GEN_EQE, 2);  // EQ full / buffer fault
 
 }  // namespace kbv::sim::fw::synd

@@ -208,6 +208,29 @@ TEST_F(FwEq, CreateRefusesUnmappedBufferAndUnknownUar) {
   EXPECT_EQ(r.syndrome(), synd::kEqUarNotAllocated);
 }
 
+TEST_F(FwEq, GenEqeWritesTheGivenEvent) {
+  Eq eq;
+  ASSERT_EQ(create(3, {EventType::PORT_CHANGE}, 0, &eq).status(), 0);
+  auto in = make_cmd(Opcode::GEN_EQE, 0, 80);
+  prm::Ref<prm::gen_eqe_in> g(in.data());
+  g.set(prm::gen_eqe_in::eq_number, eq.eqn);
+  prm::Ref<prm::eqe> e(g.bytes(prm::gen_eqe_in::eqe).data());
+  e.set(prm::eqe::type, prm::to_u8(EventType::PORT_CHANGE));
+  e.set(prm::eqe::sub_type, static_cast<uint8_t>(prm::PortChangeSubtype::ACTIVE));
+  e.at(prm::eqe::port).set(prm::eqe_port_state::port_num, 1);
+  ASSERT_EQ(host_->exec(in, 16).status(), 0);
+  const std::byte* got = wait_eqe(eq, 0);
+  ASSERT_NE(got, nullptr);
+  prm::CRef<prm::eqe> v(got);
+  EXPECT_EQ(v.get(prm::eqe::type), prm::to_u8(EventType::PORT_CHANGE));
+  EXPECT_EQ(v.get(prm::eqe::sub_type), static_cast<uint8_t>(prm::PortChangeSubtype::ACTIVE));
+  EXPECT_EQ(v.at(prm::eqe::port).get(prm::eqe_port_state::port_num), 1u);
+  g.set(prm::gen_eqe_in::eq_number, eq.eqn + 1);
+  test::Reply r = host_->exec(in, 16);
+  EXPECT_EQ(r.status(), static_cast<uint8_t>(CmdStatus::BAD_RES_ERR));
+  EXPECT_EQ(r.syndrome(), synd::kGenEqeUnknown);
+}
+
 TEST_F(FwEq, FullEqDropsAndCountsOverrun) {
   Eq eq;
   ASSERT_EQ(create(1, {EventType::CMD}, 0, &eq).status(), 0);  // 2 entries
