@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Configuration of one model firmware instance: timing, concurrency, page
-// demands and limits, checksum default, UAR range, trace, extra commands. Fixed at Firmware construction;
-// the timing and fault hooks can also be changed at run time (firmware.hpp).
+// demands and limits, checksum default, UAR range, trace, extra commands. Fixed at Firmware
+// construction; the timing and fault hooks can also be changed at run time (firmware.hpp).
 //
 // Threading: a value type; copied into the Firmware.
 #pragma once
