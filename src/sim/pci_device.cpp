@@ -134,7 +134,7 @@ std::chrono::steady_clock::time_point PciDevice::housekeep(
       const uint64_t ns = static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(now - reset_at_).count());
       const uint64_t ticks =
-          ns / 1000 * cfg_.timer_khz / 1000 + ns % 1000 * cfg_.timer_khz / 1000000;
+          static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * cfg_.timer_khz / 1000000);
       store_be32(init_seg::kInternalTimerHOff, static_cast<uint32_t>(ticks >> 32));
       store_be32(init_seg::kInternalTimerLOff, static_cast<uint32_t>(ticks));
       if (!fatal_.load(std::memory_order_acquire)) {

@@ -65,6 +65,11 @@ Kernel& Kernel::instance() {
 
 // ---- registry ----------------------------------------------------------------------
 
+void Kernel::set_attach(Attach a) {
+  std::lock_guard lk(mu_);
+  attach_ = std::move(a);
+}
+
 Result<std::string> Kernel::add_device(const std::string& name, const DeviceConfig& cfg) {
   std::lock_guard lk(mu_);
   if (name.empty() || name.find('/') != std::string::npos) return KBV_ERR_INVALID_ARGUMENT;
@@ -86,6 +91,7 @@ Result<std::string> Kernel::add_device(const std::string& name, const DeviceConf
   m->bdf = bdf;
   m->group = kGroupBase + static_cast<int>(slot);
   m->dev = std::move(*dev);
+  if (attach_) m->attached = attach_(name, *m->dev);
   log::info(kLog, "model device '{}' at {} (iommu group {})", name, m->bdf, m->group);
   std::string out = m->bdf;
   models_.emplace(name, std::move(m));

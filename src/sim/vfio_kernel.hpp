@@ -67,6 +67,7 @@
 
 #include <sys/stat.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -91,11 +92,21 @@ class Kernel final : public platform::Sys {
   // The process-wide instance ("sim:<name>" devices); never destroyed.
   static Kernel& instance();
 
-  // Creates model device `name` (unique, non-empty) and returns its BDF.
+  // What runs "inside" a new device (typically its firmware: construct a
+  // sim::fw::Firmware on `dev`, start it, return it). Called by add_device
+  // before the device becomes visible; the returned object lives with the
+  // device and is destroyed before it (remove_device, ~Kernel). Returning
+  // nullptr attaches nothing. Set it before adding devices.
+  using Attach = std::function<std::shared_ptr<void>(const std::string& name, PciDevice& dev)>;
+  void set_attach(Attach a);
+
+  // Creates model device `name` (unique, non-empty, no '/') in the first free
+  // slot (at most 31 devices) and returns its BDF.
   Result<std::string> add_device(const std::string& name, const DeviceConfig& cfg = {});
   // KBV_ERR_NOT_FOUND, or KBV_ERR_BUSY while its group or device is open.
   Status remove_device(const std::string& name);
   // The device, its BDF and IOMMU group; nullptr / NOT_FOUND / -1 if none.
+  // The pointer stays valid until remove_device(name).
   PciDevice* device(const std::string& name);
   Result<std::string> bdf(const std::string& name) const;
   int iommu_group(const std::string& name) const;
@@ -154,7 +165,7 @@ class Kernel final : public platform::Sys {
   platform::Sys& real_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Model>> models_;  // by name
-  unsigned next_slot_ = 1;
+  Attach attach_;
   std::unordered_map<int, std::unique_ptr<Fd>> fds_;
 };
 

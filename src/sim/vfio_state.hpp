@@ -33,6 +33,8 @@ struct Kernel::Model {
   bool group_open = false;               // /dev/vfio/<group> is open
   std::shared_ptr<Container> container;  // VFIO_GROUP_SET_CONTAINER
   int device_fds = 0;                    // open VFIO_GROUP_GET_DEVICE_FD descriptors
+  std::shared_ptr<void> attached;        // Kernel::Attach result; destroyed before dev
+  ~Model() { attached.reset(); }
 };
 
 struct Kernel::Fd {

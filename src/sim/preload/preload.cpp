@@ -48,6 +48,7 @@ static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == of
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -157,18 +158,22 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
   if (const char* p = std::getenv("KBV_SIM_DBELL_POLL_US")) poll_us = std::strtol(p, nullptr, 10);
   cfg.dbell_poll = std::chrono::microseconds(poll_us > 0 ? poll_us : 0);
   const char* fw_env = std::getenv("KBV_SIM_FIRMWARE");
-  const bool with_fw = !(fw_env && std::strcmp(fw_env, "0") == 0);
+  if (!(fw_env && std::strcmp(fw_env, "0") == 0)) {
+    Kernel::instance().set_attach([](const std::string& name,
+                                     kbv::sim::PciDevice& dev) -> std::shared_ptr<void> {
+      auto fw = std::make_shared<kbv::sim::fw::Firmware>(dev);
+      if (kbv::Status s = fw->start(); !s) {
+        kbv::log::error("sim.preload", "firmware of '{}' did not start: {}", name, s.to_string());
+        return nullptr;
+      }
+      return fw;
+    });
+  }
   int made = 0;
   for (const std::string& name : names) {
     auto r = Kernel::instance().add_device(name, cfg);
     if (r) {
       ++made;
-      if (with_fw) {
-        // Lives as long as the process, like the Kernel that owns the device.
-        auto* fw = new kbv::sim::fw::Firmware(*Kernel::instance().device(name));
-        if (kbv::Status s = fw->start(); !s)
-          kbv::log::error("sim.preload", "firmware of '{}' did not start: {}", name, s.to_string());
-      }
     } else {
       kbv::log::error("sim.preload", "cannot create model device '{}': {}", name,
                       r.status().to_string());

@@ -319,3 +319,34 @@ TEST_F(VfioTest, ClosingGroupAndDeviceDetachesAndClearsDma) {
 
 }  // namespace
 }  // namespace kbv::sim::test
+
+namespace kbv::sim::test {
+namespace {
+
+TEST(SimKernelRegistry, AttachLivesWithTheDevice) {
+  Kernel k;
+  struct Probe {
+    explicit Probe(int* alive) : alive_(alive) { ++*alive_; }
+    ~Probe() { --*alive_; }
+    int* alive_;
+  };
+  int alive = 0;
+  std::vector<std::string> seen;
+  k.set_attach([&](const std::string& name, PciDevice& dev) -> std::shared_ptr<void> {
+    seen.push_back(name);
+    EXPECT_EQ(dev.config().device_id, 0x1017);
+    return std::make_shared<Probe>(&alive);
+  });
+  ASSERT_TRUE(k.add_device("p").has_value());
+  ASSERT_TRUE(k.add_device("q").has_value());
+  EXPECT_EQ(seen, (std::vector<std::string>{"p", "q"}));
+  EXPECT_EQ(alive, 2);
+  ASSERT_TRUE(k.remove_device("p").is_ok());
+  EXPECT_EQ(alive, 1);
+  k.set_attach(nullptr);
+  ASSERT_TRUE(k.add_device("r").has_value());
+  EXPECT_EQ(alive, 1);
+}
+
+}  // namespace
+}  // namespace kbv::sim::test
