@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "sim/model.hpp"
+
+#include "common/log.hpp"
+#include "sim/fw/objects/objects.hpp"
+
+#include <atomic>
+
+namespace kbv::sim {
+
+namespace {
+std::atomic<unsigned> g_next_host{1};
+constexpr unsigned kMaxAutoHost = 199;
+}  // namespace
+
+Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfig cfg) {
+  Kernel& k = Kernel::instance();
+  if (k.device(name) != nullptr) return KBV_ERR_ALREADY_EXISTS;
+  Result<std::string> bdf = k.add_device(name, cfg.device);
+  if (!bdf) return bdf.status();
+  std::unique_ptr<Model> m(new Model());
+  m->name_ = name;
+  m->bdf_ = *bdf;
+  m->device_ = k.device(name);
+  if (m->device_ == nullptr) {
+    (void)k.remove_device(name);
+    return KBV_ERR_INTERNAL;
+  }
+  if (cfg.port_host == 0) {
+    unsigned h = g_next_host.fetch_add(1);
+    if (h > kMaxAutoHost) {
+      (void)k.remove_device(name);
+      return KBV_ERR_NO_RESOURCES;
+    }
+    cfg.port_host = static_cast<uint8_t>(h);
+  }
+  m->port_host_ = cfg.port_host;
+  cfg.fw.registrars.push_back(fw::register_object_commands);
+  m->fw_ = std::make_unique<fw::Firmware>(*m->device_, std::move(cfg.fw));
+  // Before start(): no command executes yet.
+  fw::set_port_host(m->fw_->context(), m->port_host_);
+  if (Status s = m->fw_->start(); !s.is_ok()) {
+    m->fw_.reset();
+    (void)k.remove_device(name);
+    log::error("sim", "model {}: firmware did not start: {}", name, s.to_string());
+    return s;
+  }
+  log::info("sim", "model {} at {}, port 127.0.0.{}", name, m->bdf_, m->port_host_);
+  return m;
+}
+
+Model::~Model() {
+  if (fw_) fw_->stop();
+  fw_.reset();
+  if (Status s = Kernel::instance().remove_device(name_); !s.is_ok())
+    log::error("sim", "model {}: could not remove the device: {}", name_, s.to_string());
+}
+
+}  // namespace kbv::sim

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// sim::Model — one complete model HCA: a PCI function registered in the
+// emulated VFIO kernel (vfio_kernel.hpp) with its firmware (fw/firmware.hpp)
+// running, ready for a driver to open as "vfio:<bdf>" through
+// Kernel::instance() — or as "sim:<name>".
+//
+// A driver reaches it exactly as it reaches silicon: platform::DeviceHandle::
+// open(sim::Kernel::instance(), model.bdf()) and the same bring-up.
+//
+// Threading: create/destroy from one thread; the accessors from any thread.
+// Destroy a Model only after its driver closed the device (the firmware
+// abandons in-flight commands when it stops).
+#pragma once
+
+#include "sim/fw/config.hpp"
+#include "sim/fw/firmware.hpp"
+#include "sim/pci_device.hpp"
+#include "sim/vfio_kernel.hpp"
+
+#include <kbv/status.hpp>
+
+#include <memory>
+#include <string>
+
+namespace kbv::sim {
+
+struct ModelConfig {
+  DeviceConfig device;  // PCI identity, BAR0, init segment, timings
+  fw::FwConfig fw;      // firmware timing, pages, limits, trace
+  // The port's IPv4 host number N: address 127.0.0.N, GID ::ffff:127.0.0.N.
+  // 0 = the next free number of this process (1, 2, ...; at most 199, as
+  // 127.0.0.200 and above are left to tests).
+  uint8_t port_host = 0;
+};
+
+class Model {
+ public:
+  // Registers device `name` (unique) in Kernel::instance() and starts its
+  // firmware with every command family (bring-up and objects) registered. KBV_ERR_ALREADY_EXISTS
+  // for a taken name; the errors of Kernel::add_device and Firmware::start otherwise (nothing is
+  // left behind).
+  static Result<std::unique_ptr<Model>> create(const std::string& name, ModelConfig cfg = {});
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const std::string& name() const { return name_; }
+  // "fffe:00:NN.0": what the driver opens through Kernel::instance().
+  const std::string& bdf() const { return bdf_; }
+  uint8_t port_host() const { return port_host_; }
+  PciDevice& device() { return *device_; }
+  fw::Firmware& firmware() { return *fw_; }
+  // The seam the driver must use to reach this model.
+  static platform::Sys& sys() { return Kernel::instance(); }
+
+ private:
+  Model() = default;
+  std::string name_;
+  std::string bdf_;
+  uint8_t port_host_ = 0;
+  PciDevice* device_ = nullptr;  // owned by the kernel registry
+  std::unique_ptr<fw::Firmware> fw_;
+};
+
+}  // namespace kbv::sim
