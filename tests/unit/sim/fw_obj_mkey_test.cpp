@@ -158,6 +158,25 @@ TEST_F(MkeyTest, BadFieldsAreRefused) {
   EXPECT_EQ(tables().mkeys.size(), 0u);
 }
 
+TEST_F(MkeyTest, EntriesNotSentTranslateAsNotPresent) {
+  const uint32_t pd = alloc_pd();
+  // 4 pages declared (2 octwords), only the first octword (pages 0, 1) sent.
+  auto in = mkey_cmd(pd, 0x20000, 4 * 4096, {0x10000000, 0x10001000, 0, 0});
+  prm::Ref<prm::create_mkey_in>(in.data()).set(
+      prm::create_mkey_in::translations_octword_actual_size, 1);
+  in.resize(in.size() - 16);
+  Reply r = create(in);
+  ASSERT_EQ(r.status(), 0) << std::hex << r.syndrome();
+  const uint32_t key = field(r, prm::create_mkey_out::mkey_index) << 8 | 0x5a;
+  IovaRange out[4];
+  TranslateResult ok = tables().mkeys.translate(key, 0x20000, 2 * 4096, kAll, pd, out);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok.ranges, 1u);
+  EXPECT_EQ(out[0].len, 2u * 4096);
+  EXPECT_EQ(tables().mkeys.translate(key, 0x22000, 8, mkey_access::kLocalRead, pd, out).fault,
+            MkeyFault::kMttNotPresent);
+}
+
 TEST_F(MkeyTest, ExhaustionIsNoResources) {
   prm::Ref<prm::cmd_hca_cap>(fw_->context().caps().cur(0).data())
       .set(prm::cmd_hca_cap::log_max_mkey, 0);

@@ -96,7 +96,10 @@ Outcome create_mkey(FwContext& ctx, const Command& c, std::span<std::byte> out) 
       return fail(CmdStatus::BAD_PARAM_ERR, synd::kMkeyActualSize);
     if (prm::create_mkey_in::mtt_array.byte_off(0) + actual * 16 > c.in.size())
       return fail(CmdStatus::BAD_INP_LEN_ERR, synd::kMkeyMttTooShort);
-    m.mtt.resize(uint64_t{m.translations_octword_size} * 2);
+    // Only the entries sent are kept (bounded by inlen): the rest of the
+    // declared table could only be filled by UMR, which the model does not
+    // offer, so pages beyond them translate as not present.
+    m.mtt.resize(actual * 2);
     for (uint32_t i = 0; i < actual * 2; ++i) {
       prm::CRef<prm::mtt> e = in.elem<prm::mtt>(prm::create_mkey_in::mtt_array, i);
       const uint64_t iova = e.get(prm::mtt::ptag_63_32) << 32 | e.get(prm::mtt::ptag_31_8) << 8;

@@ -72,7 +72,7 @@ struct Mkey {
   bool length64 = false;
   uint32_t log_page_size = 12;  // MTT page: 2^log_page_size bytes
   uint32_t translations_octword_size = 0;
-  std::vector<MttEntry> mtt;        // 2 * translations_octword_size entries
+  std::vector<MttEntry> mtt;        // the entries CREATE_MKEY carried (2 per octword)
   std::array<std::byte, 64> mkc{};  // the context as given (QUERY_MKEY)
 
   uint32_t key() const { return index << 8 | variant; }

@@ -58,7 +58,8 @@ namespace kbv::sim::fw {
 // it (CommandRegistry::add refuses duplicates).
 void register_object_commands(CommandRegistry& r);
 
-// Port hooks for the model (firmware thread, or before start()):
+// Port hooks for the model (call on the firmware thread, e.g. through a
+// task, or while no command executes; the EQE itself is thread-safe):
 // the port's IPv4 host number N (address 127.0.0.N, GID 0 ::ffff:127.0.0.N,
 // MAC 02:6b:62:76:00:N); resets RoCE address table entry 0.
 void set_port_host(FwContext& ctx, uint8_t host);

@@ -283,6 +283,7 @@ Outcome apply_optional(ObjectTables& t, Apply& a, uint32_t mask) {
 // bit 0x80; 2ERR / 2RST carry only the qpn.
 Outcome modify_qp(FwContext& ctx, const Command& c, std::span<std::byte>) {
   const Rule* r = rule_of(c.opcode);
+  if (r == nullptr) return fail(CmdStatus::BAD_OP_ERR, synd::kUnknownOpcode);
   const auto opcode = static_cast<Opcode>(c.opcode);
   ObjectTables& t = objects(ctx);
   const auto qpn =
