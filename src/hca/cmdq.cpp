@@ -349,7 +349,7 @@ uint32_t CmdQueue::on_cmd_eqe(uint32_t vector) {
       release_quarantined(i);
     }
   }
-  if (vector >> nslots_ && nslots_ < 32)
+  if (nslots_ < 32 && (vector >> nslots_) != 0)
     log::debug(kLog, "command EQE vector {:#x} names slots beyond the {} the queue has", vector,
                nslots_);
   pump();
