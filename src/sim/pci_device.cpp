@@ -91,10 +91,17 @@ uint32_t PciDevice::load_be32(uint32_t off) const {
                                .load(std::memory_order_acquire));
 }
 
+// Dword stores: other model threads may be reading these registers.
+void PciDevice::fill_init_seg(uint32_t v) {
+  for (uint64_t off = 0; off < kInitSegBytes; off += 4)
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bar0_ + off))
+        .store(v, std::memory_order_release);
+}
+
 void PciDevice::init_bar0() {
   // The init segment pages read as a freshly reset device's; UAR pages and
   // the MSI-X table are zeroed too (a reset loses all of them).
-  std::memset(bar0_, 0, kInitSegBytes);
+  fill_init_seg(0);
   // The rest of the BAR: give the pages back (a hole in the memfd reads as
   // zero) instead of touching all of it; fall back to memset.
   if (::fallocate(bar0_fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
@@ -325,7 +332,7 @@ void PciDevice::set_device_gone(bool gone) {
   std::lock_guard lk(mu_);
   gone_.store(gone, std::memory_order_release);
   // A function that left the bus reads all-ones (health.c sensor_pci_not_working).
-  if (gone) std::memset(bar0_, 0xFF, kInitSegBytes);
+  if (gone) fill_init_seg(0xFFFFFFFFu);
   log::warn(kLog, "test hook: device {}", gone ? "gone" : "back (needs reset)");
 }
 

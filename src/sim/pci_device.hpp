@@ -195,6 +195,7 @@ class PciDevice final : public PciFunction {
 
   PciDevice(const DeviceConfig& cfg, int fd, std::byte* bar0);
   void init_bar0();  // caller holds mu_
+  void fill_init_seg(uint32_t v);
   void store_be32(uint32_t off, uint32_t v);
   uint32_t load_be32(uint32_t off) const;
   void deliver(uint64_t offset, uint64_t value, unsigned width);

@@ -23,7 +23,7 @@ DeviceConfig fast() {
 }
 
 bool wait_for(auto pred) {
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 500; ++i) {
     if (pred()) return true;
     std::this_thread::sleep_for(1ms);
   }

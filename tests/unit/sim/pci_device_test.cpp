@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -23,14 +24,14 @@ namespace {
 using namespace std::chrono_literals;
 using prm::init_seg;
 
+// 32-bit MMIO as a driver does it (one atomic access, big-endian register).
 uint32_t be32(std::span<std::byte> bar, uint32_t off) {
-  uint32_t v;
-  std::memcpy(&v, bar.data() + off, 4);
-  return __builtin_bswap32(v);
+  return __builtin_bswap32(std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bar.data() + off))
+                               .load(std::memory_order_acquire));
 }
 void put_be32(std::span<std::byte> bar, uint32_t off, uint32_t v) {
-  v = __builtin_bswap32(v);
-  std::memcpy(bar.data() + off, &v, 4);
+  std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bar.data() + off))
+      .store(__builtin_bswap32(v), std::memory_order_release);
 }
 
 DeviceConfig quick() {
@@ -46,7 +47,7 @@ std::unique_ptr<PciDevice> make(const DeviceConfig& c) {
   return r ? std::move(*r) : nullptr;
 }
 
-bool wait_for(auto pred, std::chrono::milliseconds limit = 100ms) {
+bool wait_for(auto pred, std::chrono::milliseconds limit = 500ms) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
     if (pred()) return true;
