@@ -204,8 +204,14 @@ void PciDevice::deliver(uint64_t offset, uint64_t value, unsigned width) {
   if (WriteHandler* h = write_handler_.load(std::memory_order_acquire)) (*h)(offset, value, width);
 }
 
+bool PciDevice::memory_enabled() const {
+  return command_.load(std::memory_order_acquire) & PciConfig::kCmdMemory;
+}
+
 void PciDevice::on_bar0_write(uint64_t offset, uint64_t value, unsigned width) {
-  if (gone_.load(std::memory_order_acquire)) return;  // the write went nowhere
+  // A device that left the bus, or whose memory decoding is off, never sees
+  // the write (PCI: the request is not claimed).
+  if (gone_.load(std::memory_order_acquire) || !memory_enabled()) return;
   if (offset == init_seg::kCmdDbellOff && width == 4) {
     // Consume the doorbell: deliver what is in the register (the trapped
     // store plus anything not yet polled) exactly once, in CPU order like

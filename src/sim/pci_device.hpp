@@ -124,8 +124,11 @@ class PciDevice final : public PciFunction {
   // ---- BAR0 ----
   int bar0_fd() const { return bar0_fd_; }  // memfd backing BAR0 (mmap offset 0 = BAR0 0)
   platform::MmioTrap& bar0_trap() { return trap_; }
+  // Memory space enable (PCI command register bit 1).
+  bool memory_enabled() const;
   // A driver store into BAR0 (trap or pwrite), value in CPU order (MmioTrap):
-  // delivered to the write handler.
+  // delivered to the write handler; dropped while memory decoding is off or
+  // the device is gone.
   void on_bar0_write(uint64_t offset, uint64_t value, unsigned width);
 
   // ---- IOMMU domain of this function's group (filled by the VFIO kernel) ----

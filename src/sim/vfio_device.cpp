@@ -227,6 +227,8 @@ ssize_t Kernel::region_rw(Model& m, void* buf, size_t count, off_t offset, bool 
   if (index == VFIO_PCI_BAR0_REGION_INDEX) {
     const uint64_t size = d.config().bar0_size;
     if (pos >= size || count > size - pos) return -EINVAL;
+    // vfio_pci_core_do_io_rw: no BAR access while memory decoding is off.
+    if (!d.memory_enabled()) return -EIO;
     std::byte* p = d.bar0().data() + pos;
     if (!write) {
       std::memcpy(buf, p, count);

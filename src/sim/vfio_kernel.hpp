@@ -44,7 +44,9 @@
 //          DATA_NONE with count 0 disables, DATA_NONE/BOOL with count > 0
 //          triggers; INTx/ERR/REQ triggers accepted but never fired),
 //          RESET; pread/pwrite of the config region (read-only fields kept)
-//          and BAR0; mmap of BAR0 (MAP_SHARED: the model's own pages);
+//          and BAR0 (EIO while memory decoding is off); mmap of BAR0
+//          (MAP_SHARED: the model's own pages; accesses while decoding is off
+//          are not blocked, only trapped writes are dropped);
 //          mmio_trap(fd, 0) delivers stores to the model's write handler.
 // Unknown ioctls give ENOTTY, short argsz EINVAL, a null argument EFAULT,
 // descriptors of another kind EINVAL/ENOTTY as Linux does. Descriptors are

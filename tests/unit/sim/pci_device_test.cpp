@@ -184,8 +184,26 @@ TEST(SimPciDevice, ResetReinitializesAndCallsHandler) {
   EXPECT_TRUE(wait_for([&] { return !d->initializing(); }));
 }
 
+void set_command(PciDevice& d, uint16_t cmd) {
+  std::array<std::byte, 2> b{std::byte(cmd & 0xFF), std::byte(cmd >> 8)};
+  d.config_write(PciConfig::kCommand, b);
+}
+
+TEST(SimPciDevice, WritesDroppedWhileMemoryDecodingOff) {
+  auto d = make(quick());
+  int calls = 0;
+  d->set_bar0_write_handler([&](uint64_t, uint64_t, unsigned) { ++calls; });
+  d->bar0_trap().on_write(0x3040, 1, 4);
+  EXPECT_EQ(calls, 0);  // command register is 0 after power-on
+  set_command(*d, PciConfig::kCmdMemory);
+  EXPECT_TRUE(d->memory_enabled());
+  d->bar0_trap().on_write(0x3040, 1, 4);
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(SimPciDevice, WritesAreDeliveredAndDoorbellConsumedOnce) {
   auto d = make(quick());
+  set_command(*d, PciConfig::kCmdMemory);
   std::vector<std::array<uint64_t, 3>> seen;
   d->set_bar0_write_handler([&](uint64_t off, uint64_t v, unsigned w) {
     seen.push_back({off, v, w});

@@ -239,6 +239,15 @@ TEST_F(VfioTest, Bar0PreadPwriteAndMmapShareMemory) {
   EXPECT_EQ(seen[0], (std::pair<uint64_t, uint64_t>{0x18, 1u << 2}));  // CPU order
   EXPECT_EQ(seen[1], (std::pair<uint64_t, uint64_t>{0x3020, 0x0102030405060708ull}));
   EXPECT_EQ(err([&] { return k.pread(device, &v, 8, region(0) + (32 << 20) - 4); }), EINVAL);
+  // Memory decoding off: BAR access through the fd fails with EIO, trapped
+  // stores are dropped.
+  uint16_t cmd = 0;
+  ASSERT_EQ(k.pwrite(device, &cmd, 2, region(VFIO_PCI_CONFIG_REGION_INDEX) + PciConfig::kCommand),
+            2);
+  EXPECT_EQ(err([&] { return k.pread(device, &v, 4, region(0) + 4); }), EIO);
+  EXPECT_EQ(err([&] { return k.pwrite(device, &dbell, 4, region(0) + 0x18); }), EIO);
+  k.mmio_trap(device, VFIO_PCI_BAR0_REGION_INDEX)->on_write(0x3020, 1, 4);
+  EXPECT_EQ(seen.size(), 2u);
 }
 
 TEST_F(VfioTest, MmapErrors) {
