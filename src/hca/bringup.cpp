@@ -6,6 +6,7 @@
 #include "hca/cmd/caps.hpp"
 #include "hca/cmd/eq.hpp"
 #include "hca/cmd/uar.hpp"
+#include "hca/cmd/vport.hpp"
 #include "hca/hca.hpp"
 #include "hca/prm/boot.hpp"
 #include "hca/prm/hca_cap.hpp"
@@ -18,6 +19,8 @@ using prm::EventType;
 
 namespace {
 constexpr const char* kLog = "bringup";
+// cmd_hca_cap.port_type (mlx5_ifc.h MLX5_CAP_PORT_TYPE_IB 0 / _ETH 1).
+constexpr uint32_t kPortTypeEthernet = 1;
 
 // Events of the async EQ: commands, pages, device and queue events (the
 // kernel's async EQ mask, mlx5 eq.c gather_async_events_mask, minus the
@@ -49,6 +52,7 @@ std::string_view Bringup::state_name(State s) {
     case State::kQueryRoceCaps: return "QUERY_HCA_CAP roce";
     case State::kInitPages: return "init pages";
     case State::kInitHca: return "INIT_HCA";
+    case State::kEnableRoce: return "MODIFY_NIC_VPORT_CONTEXT roce_en";
     case State::kAllocUar: return "ALLOC_UAR";
     case State::kCreateAsyncEq: return "CREATE_EQ async";
     case State::kCreateCompEq: return "CREATE_EQ comp";
@@ -195,8 +199,12 @@ void Bringup::run_state() {
     case State::kInitHca:
       return submitted(cmd::init_hca(q, [this](Status s) {
         if (s.is_ok()) h_.initialized_ = true;
-        completed(s, State::kAllocUar);
+        const bool eth_roce = h_.caps_.roce && h_.caps_.port_type == kPortTypeEthernet;
+        completed(s, eth_roce ? State::kEnableRoce : State::kAllocUar);
       }));
+    case State::kEnableRoce:
+      return submitted(cmd::modify_nic_vport_roce_en(
+          q, true, [this](Status s) { completed(s, State::kAllocUar); }));
     case State::kAllocUar:
       return submitted(cmd::alloc_uar(q, [this](Result<uint32_t> r) {
         if (!r) return completed(r.status(), State::kFailed);

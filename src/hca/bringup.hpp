@@ -25,6 +25,8 @@
 //   kQueryRoceCaps   QUERY_HCA_CAP RoCE, current (when the device has RoCE)
 //   kInitPages       QUERY_PAGES init -> MANAGE_PAGES
 //   kInitHca         INIT_HCA
+//   kEnableRoce      MODIFY_NIC_VPORT_CONTEXT roce_en = 1, on Ethernet ports
+//                    with RoCE (PRM.md step 10; caps port_type 1)
 //   kAllocUar        ALLOC_UAR
 //   kCreateAsyncEq   CREATE_EQ for command completions, page requests and
 //                    device/QP/CQ/SRQ async events; armed; the command
@@ -67,6 +69,7 @@ class Bringup {
     kQueryRoceCaps,
     kInitPages,
     kInitHca,
+    kEnableRoce,
     kAllocUar,
     kCreateAsyncEq,
     kCreateCompEq,

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fake_device.hpp"
 #include "hca/bringup.hpp"
 #include "hca/cmd/boot.hpp"
@@ -103,6 +105,18 @@ TEST_F(HcaTest, BringUpFollowsThePrmOrder) {
   ASSERT_GE(arms.size(), 2u);
   EXPECT_EQ(arms[0] >> 24, hca->async_eq()->eqn());
   EXPECT_TRUE(hca->ready());
+}
+
+TEST_F(HcaTest, EthernetPortEnablesRoceAfterInitHca) {
+  sfw.ethernet = true;
+  bring_up();
+  auto ops = sfw.opcodes();
+  auto it = std::find(ops.begin(), ops.end(), 0x102);
+  ASSERT_NE(it, ops.end());
+  ASSERT_NE(it + 1, ops.end());
+  EXPECT_EQ(*(it + 1), 0x755);  // MODIFY_NIC_VPORT_CONTEXT roce_en
+  EXPECT_EQ(*(it + 2), 0x802);
+  EXPECT_EQ(hca->caps().port_type, 1u);
 }
 
 TEST_F(HcaTest, CommandsAfterBringUpCompleteThroughTheEq) {

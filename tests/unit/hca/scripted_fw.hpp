@@ -74,6 +74,7 @@ class ScriptedFw {
   int32_t boot_pages = 4;
   int32_t init_pages = 6;
   bool roce = true;
+  bool ethernet = false;  // cmd_hca_cap.port_type
   bool has_query_issi = true;
   uint32_t supported_issi = 0x3;
   uint16_t fail_opcode = 0;
@@ -152,9 +153,10 @@ class ScriptedFw {
           if (!set_caps_block.empty() && (op_mod & 1)) {
             cap = set_caps_block;
           } else {
-            cap[0x13] = std::byte{0x11};  // log_max_qp
-            cap[0x37] = std::byte{1};     // num_ports
-            cap[0x42] = std::byte{0xC0};  // cmdif_checksum = 3
+            cap[0x13] = std::byte{0x11};                               // log_max_qp
+            cap[0x36] = ethernet ? std::byte{0x01} : std::byte{0x00};  // port_type
+            cap[0x37] = std::byte{1};                                  // num_ports
+            cap[0x42] = std::byte{0xC0};                               // cmdif_checksum = 3
             cap[0x43] = roce ? std::byte{0x04} : std::byte{0x00};
             cap[0x65] = std::byte{0x10};  // log_max_pd
           }
