@@ -55,7 +55,7 @@ class ObjFixture : public test::FwFixture {
     FwConfig cfg = test::test_config();
     cfg.boot_pages = 4;
     cfg.init_pages = 6;
-    cfg.registrars.push_back(register_object_commands);
+    cfg.registrars.push_back(registrar());
     fw_ = std::make_unique<Firmware>(pci_, cfg);
     ASSERT_TRUE(fw_->start().is_ok());
     host_ = std::make_unique<test::TestHost>(pci_);
@@ -66,6 +66,9 @@ class ObjFixture : public test::FwFixture {
     eqn_ = create_eq();
     ASSERT_EQ(set_roce_en(true).status(), 0);
   }
+
+  // The object-command registrar the firmware is built with.
+  virtual std::function<void(CommandRegistry&)> registrar() { return register_object_commands; }
 
   ObjectTables& tables() { return objects(fw_->context()); }
 

@@ -213,5 +213,36 @@ TEST_F(VportTest, RoceAddressTable) {
   EXPECT_FALSE(tables().roce[3].valid);
 }
 
+// A model whose port is 127.0.0.9 (object_commands(9)) keeps that identity
+// across TEARDOWN_HCA, which drops every object table.
+class PortBoundTest : public VportTest {
+ protected:
+  std::function<void(CommandRegistry&)> registrar() override { return object_commands(9); }
+};
+
+TEST_F(PortBoundTest, IdentitySurvivesTeardown) {
+  EXPECT_EQ(gid_at(query_gid(0, 1), 0), ipv4_mapped_gid(127, 0, 0, 9));
+  ASSERT_EQ(run(Opcode::TEARDOWN_HCA, 0, 16, 16).status(), 0);
+  ASSERT_EQ(run(Opcode::INIT_HCA, 0, 32, 16).status(), 0);
+  Reply g = query_gid(0, 1);
+  ASSERT_EQ(g.status(), 0);
+  EXPECT_EQ(gid_at(g, 0), ipv4_mapped_gid(127, 0, 0, 9));
+  Reply q = query_roce(0);
+  EXPECT_EQ(prm::CRef<prm::query_roce_address_out>(q.out.data())
+                .at(prm::query_roce_address_out::roce_address)
+                .get(prm::roce_addr_layout::source_mac_31_0),
+            0x62760009u);
+  EXPECT_FALSE(tables().port.roce_en);  // vport state is not identity: back to default
+}
+
+TEST(ObjectCommands, BoundRegistrarCoversEveryCommand) {
+  CommandRegistry plain, bound;
+  register_object_commands(plain);
+  object_commands(3)(bound);
+  EXPECT_EQ(bound.size(), plain.size());
+  EXPECT_GE(plain.size(), 37u);
+  EXPECT_NE(bound.find(prm::to_u16(Opcode::CREATE_QP)), nullptr);
+}
+
 }  // namespace
 }  // namespace kbv::sim::fw::objtest

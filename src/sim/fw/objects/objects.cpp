@@ -38,6 +38,7 @@ void ObjectTables::reset_roce_table() {
 void set_port_host(FwContext& ctx, uint8_t host) {
   ObjectTables& t = objects(ctx);
   t.port.host = host;
+  t.port.bound = true;
   t.reset_roce_table();
 }
 
@@ -53,6 +54,68 @@ void set_port_state(FwContext& ctx, bool up) {
     Status s = ctx.eqs().post_event(prm::EventType::PORT_CHANGE, sub, data);
     if (!s) log::warn(kLog, "port change event not delivered: {}", s.message());
   }
+}
+
+namespace {
+// Every opcode register_object_commands adds.
+constexpr prm::Opcode kObjectOpcodes[] = {
+    prm::Opcode::ALLOC_PD,
+    prm::Opcode::DEALLOC_PD,
+    prm::Opcode::ALLOC_TRANSPORT_DOMAIN,
+    prm::Opcode::DEALLOC_TRANSPORT_DOMAIN,
+    prm::Opcode::CREATE_MKEY,
+    prm::Opcode::QUERY_MKEY,
+    prm::Opcode::DESTROY_MKEY,
+    prm::Opcode::CREATE_CQ,
+    prm::Opcode::DESTROY_CQ,
+    prm::Opcode::QUERY_CQ,
+    prm::Opcode::MODIFY_CQ,
+    prm::Opcode::CREATE_SRQ,
+    prm::Opcode::DESTROY_SRQ,
+    prm::Opcode::QUERY_SRQ,
+    prm::Opcode::ARM_RQ,
+    prm::Opcode::CREATE_QP,
+    prm::Opcode::DESTROY_QP,
+    prm::Opcode::QUERY_QP,
+    prm::Opcode::RST2INIT_QP,
+    prm::Opcode::INIT2INIT_QP,
+    prm::Opcode::INIT2RTR_QP,
+    prm::Opcode::RTR2RTS_QP,
+    prm::Opcode::RTS2RTS_QP,
+    prm::Opcode::SQERR2RTS_QP,
+    prm::Opcode::SQD_RTS_QP,
+    prm::Opcode::TO_ERR_QP,
+    prm::Opcode::TO_RST_QP,
+    prm::Opcode::ATTACH_TO_MCG,
+    prm::Opcode::DETACH_FROM_MCG,
+    prm::Opcode::QUERY_VPORT_STATE,
+    prm::Opcode::QUERY_NIC_VPORT_CONTEXT,
+    prm::Opcode::MODIFY_NIC_VPORT_CONTEXT,
+    prm::Opcode::QUERY_HCA_VPORT_CONTEXT,
+    prm::Opcode::QUERY_HCA_VPORT_GID,
+    prm::Opcode::QUERY_HCA_VPORT_PKEY,
+    prm::Opcode::QUERY_ROCE_ADDRESS,
+    prm::Opcode::SET_ROCE_ADDRESS,
+};
+}  // namespace
+
+std::function<void(CommandRegistry&)> object_commands(uint8_t port_host) {
+  return [port_host](CommandRegistry& r) {
+    CommandRegistry mine;
+    register_object_commands(mine);
+    for (prm::Opcode op : kObjectOpcodes) {
+      const Handler* h = mine.find(prm::to_u16(op));
+      if (h == nullptr) continue;
+      Handler w = *h;
+      w.fn = [inner = h->fn, port_host](FwContext& ctx, const Command& c,
+                                        std::span<std::byte> out) {
+        if (!objects(ctx).port.bound) set_port_host(ctx, port_host);
+        return inner(ctx, c, out);
+      };
+      if (Status s = r.add(op, std::move(w)); !s)
+        log::warn(kLog, "{}: not registered: {}", prm::opcode_name(op), s.message());
+    }
+  };
 }
 
 void register_object_commands(CommandRegistry& r) {

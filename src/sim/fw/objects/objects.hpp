@@ -51,12 +51,20 @@
 #include "sim/fw/registry.hpp"
 
 #include <cstdint>
+#include <functional>
 
 namespace kbv::sim::fw {
 
 // Adds every command above to `r`; an opcode that already has a handler keeps
 // it (CommandRegistry::add refuses duplicates).
 void register_object_commands(CommandRegistry& r);
+
+// The same commands for a model whose port is 127.0.0.port_host: every
+// handler first binds the port identity (set_port_host) to object tables
+// that do not have it yet, so the identity survives what drops the tables
+// (function reset, DISABLE_HCA, TEARDOWN_HCA). Use this as the model's
+// registrar: FwConfig::registrars.push_back(object_commands(host)).
+std::function<void(CommandRegistry&)> object_commands(uint8_t port_host);
 
 // Port hooks for the model (call on the firmware thread, e.g. through a
 // task, or while no command executes; the EQE itself is thread-safe):

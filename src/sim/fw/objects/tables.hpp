@@ -179,6 +179,7 @@ struct RoceAddr {
 struct PortState {
   static constexpr uint32_t kDefaultMtu = 9216;  // bytes incl. L2 headers (jumbo)
   uint8_t host = 1;      // the port's address is 127.0.0.host (DESIGN.md "Wire")
+  bool bound = false;    // host set by set_port_host / object_commands()
   bool up = true;        // link and port active
   bool roce_en = false;  // MODIFY_NIC_VPORT_CONTEXT roce_en (drivers set it at bring-up)
   uint32_t mtu = kDefaultMtu;
