@@ -221,9 +221,16 @@ int Kernel::close(int fd) {
   std::unique_ptr<Fd> f = std::move(it->second);
   fds_.erase(it);
   if (f->kind == Fd::kGroup) {
-    f->model->group_open = false;
-    // group.c release: the container is dropped once no device holds it.
-    if (f->model->device_fds == 0 && f->model->container) detach_group(*f->model);
+    // Device descriptors hold the group's open file (container.c
+    // vfio_group_use_container: get_file(group->opened_file)): the group is
+    // released - reopenable, container dropped - only with the last of them.
+    Model& m = *f->model;
+    if (m.device_fds == 0) {
+      m.group_open = false;
+      if (m.container) detach_group(m);
+    } else {
+      m.group_release_pending = true;
+    }
   } else if (f->kind == Fd::kDevice) {
     Model& m = *f->model;
     --m.device_fds;
@@ -233,7 +240,11 @@ int Kernel::close(int fd) {
       m.dev->disable_msix();
       set_command_bits(*m.dev, 0, PciConfig::kCmdBusMaster | PciConfig::kCmdMemory);
       m.dev->reset();
-      if (!m.group_open && m.container) detach_group(m);
+      if (m.group_release_pending) {
+        m.group_release_pending = false;
+        m.group_open = false;
+        if (m.container) detach_group(m);
+      }
     }
   }
   lk.unlock();

@@ -30,7 +30,8 @@ struct Kernel::Model {
   unsigned slot = 0;
   int group = 0;
   std::unique_ptr<PciDevice> dev;
-  bool group_open = false;               // /dev/vfio/<group> is open
+  bool group_open = false;               // /dev/vfio/<group> is open (or held by a device fd)
+  bool group_release_pending = false;    // group fd closed while device fds were open
   std::shared_ptr<Container> container;  // VFIO_GROUP_SET_CONTAINER
   int device_fds = 0;                    // open VFIO_GROUP_GET_DEVICE_FD descriptors
   std::shared_ptr<void> attached;        // Kernel::Attach result; destroyed before dev

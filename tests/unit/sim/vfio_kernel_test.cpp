@@ -313,8 +313,17 @@ TEST_F(VfioTest, ClosingGroupAndDeviceDetachesAndClearsDma) {
   EXPECT_NE(k.device("a")->dma_map().translate(0x1000, 4, Iommu::kRead), nullptr);
   EXPECT_EQ(k.close(group), 0);  // the device fd still holds it
   EXPECT_NE(k.device("a")->dma_map().translate(0x1000, 4, Iommu::kRead), nullptr);
+  EXPECT_EQ(err([&] { return open_group(); }), EBUSY);  // still held open by the device fd
+  EXPECT_EQ(k.remove_device("a"), KBV_ERR_BUSY);
   EXPECT_EQ(k.close(device), 0);  // last user: detached, domain cleared
   EXPECT_EQ(k.device("a")->dma_map().translate(0x1000, 4, Iommu::kRead), nullptr);
+  const int g = open_group();  // released: can be opened again, without a container
+  ASSERT_GE(g, 0);
+  vfio_group_status st{};
+  st.argsz = sizeof st;
+  ASSERT_EQ(k.ioctl(g, VFIO_GROUP_GET_STATUS, &st), 0);
+  EXPECT_EQ(st.flags, static_cast<uint32_t>(VFIO_GROUP_FLAGS_VIABLE));
+  EXPECT_EQ(k.close(g), 0);
   EXPECT_TRUE(k.remove_device("a").is_ok());
   ::munmap(mem, 4096);
 }
