@@ -7,10 +7,13 @@
 //
 // At load time it creates the model devices named by KBV_SIM_DEVICES (a count
 // N: devices "0".."N-1" at fffe:00:01.0, fffe:00:02.0, ...; or a
-// comma-separated list of names), each running the model firmware
-// (sim/fw/firmware.hpp) unless KBV_SIM_FIRMWARE=0. KBV_SIM_DBELL_POLL_US
-// (default 1000) sets how often each model polls its command doorbell, since
-// a preloaded program's BAR stores are not trapped (pci_device.hpp).
+// comma-separated list of names), each a complete sim::Model (model.hpp:
+// firmware with every command family) unless KBV_SIM_FIRMWARE=0 (bare PCI
+// functions). KBV_SIM_PORT_HOST=N gives device i the port address
+// 127.0.0.(N+i) (default: the next free numbers of the process; set it when
+// several preloaded processes talk to each other). KBV_SIM_DBELL_POLL_US
+// (default 1000) sets how often each model polls BAR0, since a preloaded
+// program's BAR stores are not trapped (pci_device.hpp).
 //
 // Interposed (glibc symbols, found with dlsym(RTLD_NEXT)): open, open64,
 // openat, openat64, __open_2, __open64_2, close, ioctl, pread, pread64,
@@ -55,7 +58,7 @@ static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == of
 #include <vector>
 
 #include "common/log.hpp"
-#include "sim/fw/firmware.hpp"
+#include "sim/model.hpp"
 #include "sim/vfio_kernel.hpp"
 
 namespace {
@@ -158,25 +161,28 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
   if (const char* p = std::getenv("KBV_SIM_DBELL_POLL_US")) poll_us = std::strtol(p, nullptr, 10);
   cfg.dbell_poll = std::chrono::microseconds(poll_us > 0 ? poll_us : 0);
   const char* fw_env = std::getenv("KBV_SIM_FIRMWARE");
-  if (!(fw_env && std::strcmp(fw_env, "0") == 0)) {
-    Kernel::instance().set_attach([](const std::string& name,
-                                     kbv::sim::PciDevice& dev) -> std::shared_ptr<void> {
-      auto fw = std::make_shared<kbv::sim::fw::Firmware>(dev);
-      if (kbv::Status s = fw->start(); !s) {
-        kbv::log::error("sim.preload", "firmware of '{}' did not start: {}", name, s.to_string());
-        return nullptr;
-      }
-      return fw;
-    });
-  }
+  const bool with_fw = !(fw_env && std::strcmp(fw_env, "0") == 0);
+  long host = 0;
+  if (const char* h = std::getenv("KBV_SIM_PORT_HOST")) host = std::strtol(h, nullptr, 10);
+  // The models live as long as the process, like the Kernel that owns them.
+  static auto* models = new std::vector<std::unique_ptr<kbv::sim::Model>>;
   int made = 0;
   for (const std::string& name : names) {
-    auto r = Kernel::instance().add_device(name, cfg);
-    if (r) {
+    kbv::Status st;
+    if (with_fw) {
+      kbv::sim::ModelConfig mc;
+      mc.device = cfg;
+      if (host > 0 && host + made < 200) mc.port_host = static_cast<uint8_t>(host + made);
+      auto m = kbv::sim::Model::create(name, mc);
+      if (m) models->push_back(std::move(*m));
+      st = m.status();
+    } else {
+      st = Kernel::instance().add_device(name, cfg).status();
+    }
+    if (st) {
       ++made;
     } else {
-      kbv::log::error("sim.preload", "cannot create model device '{}': {}", name,
-                      r.status().to_string());
+      kbv::log::error("sim.preload", "cannot create model device '{}': {}", name, st.to_string());
     }
   }
   g_active.store(made > 0, std::memory_order_release);
