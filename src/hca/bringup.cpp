@@ -283,6 +283,10 @@ void Teardown::submitted(Status s, State next) {
 
 void Teardown::step() {
   while (!waiting_ && !done()) run_state();
+  if (done() && !device_disabled_) {
+    device_disabled_ = true;
+    h_.io_.disable_device();
+  }
 }
 
 void Teardown::run_state() {

@@ -37,9 +37,9 @@
 // Teardown order (PRM.md "Teardown"): destroy the completion EQ, switch the
 // command queue back to polling, destroy the async EQ, DEALLOC_UAR,
 // TEARDOWN_HCA (graceful), take every page back (PageManager::reclaim_all),
-// DISABLE_HCA. Steps for objects that were never created are skipped; a
-// failing step is logged and remembered, and the rest still run. With a
-// failed (dead) command queue no command is sent.
+// DISABLE_HCA, then DeviceIo::disable_device(). Steps for objects that were never created are
+// skipped; a failing step is logged and remembered, and the rest still run. With a failed (dead)
+// command queue no command is sent.
 //
 // Threading: driven by Hca::poll (one thread).
 #pragma once
@@ -128,6 +128,7 @@ class Teardown {
   Hca& h_;
   State state_ = State::kDestroyCompEq;
   bool waiting_ = false;
+  bool device_disabled_ = false;
   Status first_error_;
 };
 

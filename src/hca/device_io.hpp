@@ -62,6 +62,17 @@ class DeviceIo {
     return Status{KBV_ERR_NOT_SUPPORTED};
   }
 
+  // PRM.md bring-up step 1: turn on memory decoding and bus mastering (PCI
+  // command register) and up to `msix_vectors` MSI-X vectors. A backend
+  // without interrupts still succeeds (the driver polls). Default: nothing
+  // to do (a fake device).
+  virtual Status enable_device(uint32_t msix_vectors) {
+    (void)msix_vectors;
+    return Status::ok();
+  }
+  // After DISABLE_HCA: interrupts off, bus mastering off. Never fails.
+  virtual void disable_device() {}
+
   // Monotonic time in nanoseconds (command timeouts, health checks). Tests
   // control it; production uses CLOCK_MONOTONIC (monotonic_ns()).
   virtual uint64_t now_ns() const = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "hca/hca.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/log.hpp"
@@ -29,6 +30,11 @@ Hca::~Hca() {
 
 Status Hca::start() {
   if (cmdq_) return Status{KBV_ERR_INVALID_STATE};
+  // PRM.md step 1: memory space + bus master (and the MSI-X vectors the EQs use).
+  const uint32_t vectors =
+      std::max(cfg_.async_vector, cfg_.create_comp_eq ? cfg_.comp_vector : 0u) + 1;
+  Status en = io_.enable_device(vectors);
+  if (!en) return en;
   auto q = CmdQueue::create(io_, cfg_.cmdq);
   if (!q) return q.status();
   cmdq_ = std::move(*q);

@@ -74,6 +74,12 @@ class FakeDevice : public DeviceIo, public platform::MmioTrap {
     return Status{KBV_ERR_NOT_SUPPORTED};
   }
   uint64_t now_ns() const override { return now; }
+  Status enable_device(uint32_t msix_vectors) override {
+    ++enable_calls;
+    enabled_vectors = msix_vectors;
+    return Status::ok();
+  }
+  void disable_device() override { ++disable_calls; }
 
   // ---- MmioTrap: records every store; keeps the geometry readable.
   void on_write(uint64_t offset, uint64_t value, unsigned width) override {
@@ -111,6 +117,8 @@ class FakeDevice : public DeviceIo, public platform::MmioTrap {
   uint64_t now = 1'000'000;
   bool fail_dma = false;
   size_t dma_allocs = 0;
+  int enable_calls = 0, disable_calls = 0;
+  uint32_t enabled_vectors = 0;
   std::vector<MmioWrite> writes;
   std::vector<uint32_t> doorbells;
   uint32_t cmdq_iova_h = 0, cmdq_iova_l = 0;

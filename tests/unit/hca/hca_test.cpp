@@ -105,6 +105,8 @@ TEST_F(HcaTest, BringUpFollowsThePrmOrder) {
   ASSERT_GE(arms.size(), 2u);
   EXPECT_EQ(arms[0] >> 24, hca->async_eq()->eqn());
   EXPECT_TRUE(hca->ready());
+  EXPECT_EQ(dev.enable_calls, 1);
+  EXPECT_EQ(dev.enabled_vectors, 2u);  // async + completion EQ vectors
 }
 
 TEST_F(HcaTest, EthernetPortEnablesRoceAfterInitHca) {
@@ -142,6 +144,7 @@ TEST_F(HcaTest, TeardownReturnsEveryPageAndAllMemory) {
   EXPECT_TRUE(sfw.pages.empty());
   EXPECT_TRUE(sfw.eqs.empty());
   EXPECT_FALSE(hca->cmdq().event_mode());
+  EXPECT_EQ(dev.disable_calls, 1);
   hca.reset();
   EXPECT_EQ(dev.live_dma(), 0u);
 }
