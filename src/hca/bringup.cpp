@@ -282,8 +282,8 @@ void Teardown::submitted(Status s, State next) {
 }
 
 void Teardown::step() {
-  while (!waiting_ && !done()) run_state();
-  if (done() && !device_disabled_) {
+  while (!waiting_ && state_ != State::kDone) run_state();
+  if (state_ == State::kDone && !device_disabled_) {
     device_disabled_ = true;
     h_.io_.disable_device();
   }

@@ -114,7 +114,8 @@ class Teardown {
 
   explicit Teardown(Hca& hca) : h_(hca) {}
   void step();
-  bool done() const { return state_ == State::kDone; }
+  // Every step ran and the device was disabled.
+  bool done() const { return state_ == State::kDone && device_disabled_; }
   // First error met (teardown does not stop on errors).
   Status status() const { return first_error_; }
   State state() const { return state_; }
