@@ -16,7 +16,8 @@
 // program's BAR stores are not trapped (pci_device.hpp).
 //
 // Interposed (glibc symbols, found with dlsym(RTLD_NEXT)): open, open64,
-// openat, openat64, __open_2, __open64_2, close, ioctl, pread, pread64,
+// openat, openat64, __open_2, __open64_2, fopen, fopen64, close, ioctl,
+// pread, pread64,
 // pwrite, pwrite64, mmap, mmap64, readlink, readlinkat, access, stat, stat64,
 // lstat, lstat64, fstatat, fstatat64, opendir, readdir, readdir64, closedir. A call is routed to
 // the model when its path or descriptor is the model's (Kernel::owns_path / owns_fd), otherwise it
@@ -24,7 +25,7 @@
 // while answering (eventfd, memfd, mmap of its BAR memory) bypass the routing
 // through a per-thread re-entrancy flag.
 //
-// Not interposed: fopen/stdio (glibc opens internally), statx, the pre-2.33
+// Not interposed: freopen, statx, the pre-2.33
 // __xstat family, read on the
 // model's VFIO descriptors, openat relative to a directory descriptor,
 // fdopendir/dirfd of the model's directories. With KBV_SIM_DEVICES unset or 0
@@ -49,6 +50,7 @@ static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == of
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -282,6 +284,45 @@ __attribute__((visibility("default"))) int openat64(int dirfd, const char* path,
     va_end(ap);
   }
   return openat_common(dirfd, path, flags, mode, "openat64");
+}
+
+// stdio: glibc's fopen opens internally (not through open), so it needs its
+// own interposer. Model paths are opened by the model and wrapped by fdopen.
+FILE* fopen_common(const char* path, const char* mode, const char* sym) {
+  if (route_path(path) && mode) {
+    InModel in;
+    const bool rw = std::strchr(mode, '+') || mode[0] == 'w' || mode[0] == 'a';
+    const int fd = Kernel::instance().open(path, rw ? O_RDWR : O_RDONLY);
+    if (fd < 0) return nullptr;
+    FILE* f = ::fdopen(fd, mode);
+    if (!f) {
+      const int e = errno;
+      Kernel::instance().close(fd);
+      errno = e;
+    }
+    return f;
+  }
+  using Fn = FILE* (*)(const char*, const char*);
+  static std::atomic<Fn> fns[2];
+  const int slot = std::strcmp(sym, "fopen") == 0 ? 0 : 1;
+  Fn f = fns[slot].load(std::memory_order_acquire);
+  if (!f) {
+    f = next<Fn>(sym);
+    fns[slot].store(f, std::memory_order_release);
+  }
+  if (!f) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  return f(path, mode);
+}
+
+__attribute__((visibility("default"))) FILE* fopen(const char* path, const char* mode) {
+  return fopen_common(path, mode, "fopen");
+}
+
+__attribute__((visibility("default"))) FILE* fopen64(const char* path, const char* mode) {
+  return fopen_common(path, mode, "fopen64");
 }
 
 __attribute__((visibility("default"))) int close(int fd) {

@@ -137,8 +137,18 @@ int main(void) {
   CHECK(models == 2, "expected 2 model devices, found %d", models);
   if (!bdf[0]) return 1;
 
-  char driver[256];
+  /* stdio reads sysfs too (DPDK's eal_parse_sysfs_value does). */
   char path[256];
+  snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/device", bdf);
+  FILE* fp = fopen(path, "r");
+  CHECK(fp != NULL, "fopen %s", path);
+  if (fp) {
+    unsigned long dev_id = 0;
+    CHECK(fscanf(fp, "%lx", &dev_id) == 1 && dev_id == 0x1017, "device id %#lx", dev_id);
+    fclose(fp);
+  }
+
+  char driver[256];
   snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/driver", bdf);
   ssize_t n = readlink(path, driver, sizeof driver - 1);
   CHECK(n > 0, "readlink driver");
