@@ -77,6 +77,20 @@ void Bringup::fail(Status s) {
 
 void Bringup::abort(Status s) { fail(s); }
 
+void Bringup::log_ready() const {
+  const platform::Bar& bar = h_.io_.bar0();
+  const HcaCaps& c = h_.caps_;
+  log::info(kLog,
+            "HCA up: fw {}.{}.{}, ISSI {}, {} port(s) ({}), RoCE {} (versions {:#x}), "
+            "log_max_qp {}, {} firmware pages, UAR {}, EQs {} / {}",
+            read_reg(bar, 0, prm::init_seg::fw_rev_major),
+            read_reg(bar, 0, prm::init_seg::fw_rev_minor),
+            read_reg(bar, 0, prm::init_seg::fw_rev_subminor), h_.issi_, c.num_ports,
+            c.port_type == kPortTypeEthernet ? "Ethernet" : "InfiniBand", c.roce ? "on" : "off",
+            c.roce_version, c.log_max_qp, h_.pages_->pages_held(), h_.uar_.index(),
+            h_.async_eq_ ? h_.async_eq_->eqn() : 0, h_.comp_eq_ ? h_.comp_eq_->eqn() : 0);
+}
+
 void Bringup::submitted(Status s) {
   if (s.is_pending())
     waiting_ = true;
@@ -229,6 +243,7 @@ void Bringup::run_state() {
         // From now on command completions arrive as EQEs on this EQ.
         h_.cmdq_->set_event_mode(true);
         completed(Status::ok(), h_.cfg_.create_comp_eq ? State::kCreateCompEq : State::kDone);
+        if (state_ == State::kDone) log_ready();
       }));
     }
     case State::kCreateCompEq: {
@@ -242,6 +257,7 @@ void Bringup::run_state() {
         h_.comp_eq_->bind(*r, h_.uar_);
         h_.comp_eq_->arm();
         completed(Status::ok(), State::kDone);
+        log_ready();
       }));
     }
     case State::kDone:

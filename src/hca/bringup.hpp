@@ -92,6 +92,7 @@ class Bringup {
   void submitted(Status s);
   void completed(Status s, State next);
   void fail(Status s);
+  void log_ready() const;
 
   Hca& h_;
   State state_ = State::kWaitInit;

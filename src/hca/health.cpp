@@ -18,6 +18,7 @@ void HealthMonitor::start(uint64_t now_ns) {
   started_ = true;
   misses_ = 0;
   prev_counter_ = read_reg(bar_, 0, init_seg::health_counter);
+  counter_sampled_ns_ = now_ns;
   next_check_ns_ = now_ns + cfg_.interval_ns;
 }
 
@@ -64,7 +65,8 @@ Status HealthMonitor::check_now(uint64_t now_ns) {
     failure_ = Status{KBV_ERR_DEVICE_FATAL};
     return failure_;
   }
-  if (started_) {
+  if (started_ && now_ns - counter_sampled_ns_ >= cfg_.interval_ns) {
+    counter_sampled_ns_ = now_ns;
     if (h.counter == prev_counter_) {
       if (++misses_ >= cfg_.max_misses) {
         log::error(kLog, "health counter stuck at {:#x} for {} checks: firmware hung", h.counter,

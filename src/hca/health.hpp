@@ -57,7 +57,9 @@ class HealthMonitor {
   void start(uint64_t now_ns);
   // Rate-limited check (see above). Returns ok or the sticky failure.
   Status check(uint64_t now_ns);
-  // Reads the registers now (removal, syndrome; counter only once started).
+  // Reads the registers now (removal, syndrome). The counter is sampled only
+  // when a full interval passed since its last sample (so an early check,
+  // e.g. after a command timeout, never counts as a miss).
   Status check_now(uint64_t now_ns);
 
   Status failure() const { return failure_; }
@@ -70,6 +72,7 @@ class HealthMonitor {
   bool started_ = false;
   uint64_t next_check_ns_ = 0;
   uint32_t prev_counter_ = 0;
+  uint64_t counter_sampled_ns_ = 0;
   uint32_t misses_ = 0;
   uint64_t checks_ = 0;
   HealthInfo last_;

@@ -40,6 +40,17 @@ TEST(Health, StuckCounterIsFatalAfterMaxMisses) {
   EXPECT_EQ(h.check(8 * kSec), KBV_ERR_DEVICE_FATAL);
 }
 
+TEST(Health, EarlyChecksDoNotCountAsMisses) {
+  FakeDevice dev;
+  dev.set_reg32(0x1010, 0x42);
+  HealthMonitor h(dev.bar0());
+  h.start(0);
+  // Many immediate checks (command timeouts) within one interval: no verdict.
+  for (int i = 1; i < 20; ++i) EXPECT_TRUE(h.check_now(i * 1000).is_ok());
+  dev.set_reg32(0x1010, 0x43);
+  EXPECT_TRUE(h.check(2 * kSec).is_ok());
+}
+
 TEST(Health, CounterIgnoredBeforeStart) {
   FakeDevice dev;
   HealthMonitor h(dev.bar0());
