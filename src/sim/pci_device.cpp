@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace kbv::sim {
 namespace {
@@ -187,21 +188,24 @@ std::chrono::steady_clock::time_point PciDevice::housekeep(
 
 void PciDevice::set_bar0_write_handler(WriteHandler h) {
   std::lock_guard lk(handler_mu_);
-  if (!h) {
-    write_handler_.store(nullptr, std::memory_order_release);
-    return;
-  }
-  handlers_.push_back(std::make_unique<WriteHandler>(std::move(h)));
-  write_handler_.store(handlers_.back().get(), std::memory_order_release);
+  std::unique_ptr<WriteHandler> next = h ? std::make_unique<WriteHandler>(std::move(h)) : nullptr;
+  write_handler_.store(next.get(), std::memory_order_seq_cst);
+  // Quiescence: a caller that loaded the old pointer incremented write_calls_
+  // first (both seq_cst), so it is counted here until its call returns.
+  while (write_calls_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  write_owned_ = std::move(next);  // the old handler is destroyed here
 }
 
 void PciDevice::set_reset_handler(std::function<void()> h) {
+  std::lock_guard call(reset_call_mu_);  // waits for a reset handler call in progress
   std::lock_guard lk(mu_);
   reset_handler_ = std::move(h);
 }
 
 void PciDevice::deliver(uint64_t offset, uint64_t value, unsigned width) {
-  if (WriteHandler* h = write_handler_.load(std::memory_order_acquire)) (*h)(offset, value, width);
+  write_calls_.fetch_add(1, std::memory_order_seq_cst);
+  if (WriteHandler* h = write_handler_.load(std::memory_order_seq_cst)) (*h)(offset, value, width);
+  write_calls_.fetch_sub(1, std::memory_order_release);
 }
 
 bool PciDevice::memory_enabled() const {
@@ -323,6 +327,7 @@ void PciDevice::disable_msix() {
 // ---- reset and test hooks ---------------------------------------------------------
 
 void PciDevice::reset() {
+  std::lock_guard call(reset_call_mu_);  // set_reset_handler waits for this call
   std::function<void()> handler;
   {
     std::lock_guard lk(mu_);

@@ -111,6 +111,9 @@ class PciDevice final : public PciFunction {
   Iommu& iommu() override { return bus_iommu_; }
   bool raise_msix(unsigned vector) override;
   bool bus_master() const override;
+  // Both setters return only when no call of the previous handler is still
+  // running (on any thread), so its owner may then be destroyed. Must not be
+  // called from inside a handler.
   void set_bar0_write_handler(WriteHandler h) override;
   void set_reset_handler(std::function<void()> h) override;
 
@@ -227,9 +230,13 @@ class PciDevice final : public PciFunction {
   std::unique_ptr<int[]> msix_fds_;   // dup'ed eventfds, -1 = unassigned
   std::atomic<bool> msix_enabled_{false};
 
-  std::mutex handler_mu_;
-  std::vector<std::unique_ptr<WriteHandler>> handlers_;  // retired ones kept alive
+  // Handlers. Replacing one waits until no call of the old one is running,
+  // so an owner that cleared its handler may be destroyed right after.
+  std::mutex handler_mu_;                      // serialises set_bar0_write_handler
+  std::unique_ptr<WriteHandler> write_owned_;  // the current write handler
   std::atomic<WriteHandler*> write_handler_{nullptr};
+  std::atomic<int> write_calls_{0};  // write handler calls in progress
+  std::mutex reset_call_mu_;         // held while the reset handler runs / is replaced
   std::function<void()> reset_handler_;
 };
 

@@ -224,6 +224,38 @@ TEST(SimPciDevice, WritesAreDeliveredAndDoorbellConsumedOnce) {
   EXPECT_EQ(seen[1][2], 8u);
 }
 
+// Clearing a handler returns only after a call already running elsewhere has
+// finished: the firmware may then be destroyed safely.
+TEST(SimPciDevice, ReplacingHandlerWaitsForCallsInFlight) {
+  auto d = make(quick());
+  set_command(*d, PciConfig::kCmdMemory);
+  std::atomic<bool> entered{false}, finished{false};
+  d->set_bar0_write_handler([&](uint64_t, uint64_t, unsigned) {
+    entered = true;
+    std::this_thread::sleep_for(20ms);
+    finished = true;
+  });
+  std::thread writer([&] { d->bar0_trap().on_write(0x3040, 1, 4); });
+  ASSERT_TRUE(wait_for([&] { return entered.load(); }));
+  d->set_bar0_write_handler(nullptr);
+  EXPECT_TRUE(finished.load());
+  writer.join();
+  std::atomic<int> calls{0};
+  std::atomic<bool> reset_done{false};
+  d->set_reset_handler([&] {
+    ++calls;
+    std::this_thread::sleep_for(20ms);
+    reset_done = true;
+  });
+  std::thread resetter([&] { d->reset(); });
+  ASSERT_TRUE(wait_for([&] { return calls.load() > 0; }));
+  d->set_reset_handler(nullptr);  // waits for the running reset handler
+  EXPECT_TRUE(reset_done.load());
+  resetter.join();
+  d->reset();
+  EXPECT_EQ(calls.load(), 1);  // cleared: not called again
+}
+
 TEST(SimPciDevice, PollerDeliversUntrappedWritesInOrder) {
   DeviceConfig c = quick();
   c.dbell_poll = 1ms;
