@@ -7,7 +7,8 @@
 // (vfio_kernel.hpp) needs.
 //
 // Identity defaults (all configurable, DeviceConfig):
-//   * 15b3:1017 — Mellanox ConnectX-5 (pci.ids); subsystem 15b3:0007.
+//   * 15b3:1017 — Mellanox ConnectX-5 (pci.ids); subsystem 15b3:0007 (a
+//     model choice: boards differ in their subsystem ids).
 //   * class 0x020000 (Ethernet controller). A ConnectX port reports the class
 //     of its link layer: 0x020700 (InfiniBand controller) in IB mode, 0x020000
 //     in Ethernet mode. RoCE runs over Ethernet ports, and the model's ports
@@ -35,7 +36,9 @@
 // at the offset: 1 << slot for a command doorbell). The command doorbell
 // (0x18) is consumed: the handler gets the bits found in the register and it
 // reads 0 again, so a doorbell is delivered once even when the optional
-// doorbell poller (dbell_poll, for untrapped drivers) is on.
+// poller (dbell_poll, for untrapped drivers) is on; the poller also reports
+// changed cmdq_addr_h/_l_sz values. Writes are dropped while memory decoding
+// (command bit 1) is off or the device is gone.
 //
 // Test hooks: set_device_gone() (BAR0 init segment and config space read
 // all-ones, no DMA, no MSI-X, counter stops) and inject_health_fatal() (sets
