@@ -68,6 +68,37 @@ Status Hca::teardown_status() const {
   return teardown_->status();
 }
 
+Status Hca::poll_until(const std::function<bool()>& done, uint64_t timeout_ns) {
+  if (!done) return Status{KBV_ERR_INVALID_ARGUMENT};
+  const uint64_t deadline = io_.now_ns() + timeout_ns;
+  for (;;) {
+    if (done()) return Status::ok();
+    if (failure_.is_error()) return failure_;
+    if (io_.now_ns() >= deadline) return Status{KBV_ERR_TIMEOUT};
+    poll();
+  }
+}
+
+Status Hca::open_sync(uint64_t timeout_ns) {
+  Status s = start();
+  if (!s.is_pending()) return s;
+  s = poll_until([this] { return bringup_done(); }, timeout_ns);
+  if (!bringup_done()) return s;
+  return bringup_status();
+}
+
+Status Hca::close_sync(uint64_t timeout_ns) {
+  Status s = start_teardown();
+  if (!s.is_pending()) return s;
+  // A dead device still finishes its teardown (without commands).
+  const uint64_t deadline = io_.now_ns() + timeout_ns;
+  while (!teardown_done()) {
+    if (io_.now_ns() >= deadline) return Status{KBV_ERR_TIMEOUT};
+    poll();
+  }
+  return teardown_status();
+}
+
 Result<int> Hca::async_eventfd() const {
   if (!async_eq_) return Status{KBV_ERR_INVALID_STATE};
   return async_eq_->eventfd();

@@ -122,6 +122,17 @@ class Hca {
   // First error met during teardown (teardown still runs to the end).
   Status teardown_status() const;
 
+  // Synchronous driving for callers without an event loop (tools, the
+  // verbs layer's "no EQ" calls): polls until done() is true. Returns
+  // success, KBV_ERR_TIMEOUT when `timeout_ns` passed first (DeviceIo clock),
+  // or the device failure. Busy-polls: control path only.
+  Status poll_until(const std::function<bool()>& done, uint64_t timeout_ns);
+  // start() + poll_until(bring-up done); the bring-up status. Timeout =
+  // KBV_ERR_TIMEOUT (bring-up keeps running; poll() on or tear down).
+  Status open_sync(uint64_t timeout_ns);
+  // start_teardown() + poll_until(teardown done); the teardown status.
+  Status close_sync(uint64_t timeout_ns);
+
   void set_event_handler(std::function<void(const HcaEvent&)> h) { on_event_ = std::move(h); }
   // Completion EQEs (type 0x00): the CQN (prm::eqe_comp).
   void set_comp_handler(std::function<void(uint32_t cqn)> h) { on_comp_ = std::move(h); }

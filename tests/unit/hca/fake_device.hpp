@@ -73,7 +73,10 @@ class FakeDevice : public DeviceIo, public platform::MmioTrap {
     if (eventfds_.count(vector)) return eventfds_[vector];
     return Status{KBV_ERR_NOT_SUPPORTED};
   }
-  uint64_t now_ns() const override { return now; }
+  uint64_t now_ns() const override {
+    now += auto_tick;
+    return now;
+  }
   Status enable_device(uint32_t msix_vectors) override {
     ++enable_calls;
     enabled_vectors = msix_vectors;
@@ -114,7 +117,8 @@ class FakeDevice : public DeviceIo, public platform::MmioTrap {
     return v;
   }
 
-  uint64_t now = 1'000'000;
+  mutable uint64_t now = 1'000'000;
+  uint64_t auto_tick = 0;  // added to `now` by every now_ns() call
   bool fail_dma = false;
   size_t dma_allocs = 0;
   int enable_calls = 0, disable_calls = 0;

@@ -149,6 +149,46 @@ TEST_F(HcaTest, TeardownReturnsEveryPageAndAllMemory) {
   EXPECT_EQ(dev.live_dma(), 0u);
 }
 
+TEST_F(HcaTest, PollUntilDrivesToCompletionOrTimesOut) {
+  // The predicate plays firmware and advances the fake clock each round.
+  ASSERT_EQ(hca->start(), KBV_PENDING);
+  EXPECT_TRUE(hca->poll_until(
+                     [&] {
+                       sfw.run();
+                       dev.now += kMs;
+                       return hca->bringup_done();
+                     },
+                     1000 * kMs)
+                  .is_ok());
+  EXPECT_TRUE(hca->ready());
+  sfw.hold = {0x80D};
+  Status st{KBV_PENDING};
+  ASSERT_EQ(cmd::nop(hca->cmdq(), [&](Status s) { st = s; }), KBV_PENDING);
+  EXPECT_EQ(hca->poll_until(
+                [&] {
+                  sfw.run();
+                  dev.now += kMs;
+                  return !st.is_pending();
+                },
+                20 * kMs),
+            KBV_ERR_TIMEOUT);
+  EXPECT_EQ(st, KBV_PENDING);
+  EXPECT_EQ(hca->poll_until({}, 1), KBV_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(HcaTest, OpenSyncReportsTheBringUpStatus) {
+  sfw.fail_opcode = 0x109;  // SET_HCA_CAP
+  // The fake firmware only answers from sfw.run(), which open_sync does not
+  // call: the first command never completes and open_sync times out on the
+  // (self-advancing) fake clock.
+  dev.auto_tick = kMs;
+  EXPECT_EQ(hca->open_sync(5 * kMs), KBV_ERR_TIMEOUT);
+  EXPECT_FALSE(hca->bringup_done());
+  dev.auto_tick = 0;
+  ASSERT_TRUE(drive([&] { return hca->bringup_done(); }));
+  EXPECT_EQ(hca->bringup_status(), KBV_ERR_FW_BAD_PARAM);
+}
+
 TEST_F(HcaTest, WaitsForInitializingWithABound) {
   dev.set_reg32(0x1fc, 0x80000000);
   ASSERT_EQ(hca->start(), KBV_PENDING);
@@ -282,8 +322,9 @@ TEST_F(HcaTest, HealthFailureCompletesCommandsInFlightAndRaisesFatal) {
   EXPECT_EQ(cmd::nop(hca->cmdq(), [&](Status s) { late = s; }), KBV_ERR_DEVICE_FATAL);
   // Teardown of a dead device finishes without sending anything.
   const size_t sent = sfw.log.size();
-  tear_down();
-  EXPECT_EQ(hca->teardown_status(), KBV_ERR_DEVICE_FATAL);
+  EXPECT_EQ(hca->close_sync(10 * kMs), KBV_ERR_DEVICE_FATAL);
+  EXPECT_TRUE(hca->teardown_done());
+  EXPECT_EQ(dev.disable_calls, 1);
   EXPECT_EQ(sfw.log.size(), sent);
   hca->poll();
   EXPECT_EQ(events.size(), 1u);  // fatal raised once
