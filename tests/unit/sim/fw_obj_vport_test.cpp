@@ -73,6 +73,24 @@ TEST_F(VportTest, VportStateFollowsThePort) {
   EXPECT_EQ(run(Opcode::QUERY_VPORT_STATE, 2, 16, 16).syndrome(), synd::kBadOpMod);
 }
 
+TEST_F(VportTest, HcaVportContextOfAnActivePort) {
+  Reply h = run(Opcode::QUERY_HCA_VPORT_CONTEXT, 0, 16, 528);
+  ASSERT_EQ(h.status(), 0);
+  auto v = prm::CRef<prm::query_hca_vport_context_out>(h.out.data())
+               .at(prm::query_hca_vport_context_out::hca_vport_context);
+  EXPECT_EQ(v.get(prm::hca_vport_context::port_state), prm::ib_port_state::kActive);
+  EXPECT_EQ(v.get(prm::hca_vport_context::vport_state), prm::ib_port_state::kActive);
+  EXPECT_EQ(v.get(prm::hca_vport_context::port_physical_state), 5u);  // LinkUp
+  EXPECT_EQ(v.get(prm::hca_vport_context::grh_required), 1u);
+  EXPECT_EQ(v.get(prm::hca_vport_context::node_guid), 0x006b62fffe760001u);
+  auto port2 = cmd<prm::query_hca_vport_context_in>(Opcode::QUERY_HCA_VPORT_CONTEXT);
+  prm::Ref<prm::query_hca_vport_context_in>(port2.data())
+      .set(prm::query_hca_vport_context_in::port_num, 2);
+  Reply r = exec(port2, 528);
+  EXPECT_EQ(r.status(), st(CmdStatus::BAD_PARAM_ERR));
+  EXPECT_EQ(r.syndrome(), synd::kHcaVportPort);
+}
+
 TEST_F(VportTest, PortChangeEventGoesToTheSubscribedEq) {
   const uint64_t buf = host_->dma().alloc(4096);
   for (int i = 0; i < 64; ++i) host_->dma().host(buf)[i * 64 + 63] = std::byte{1};
