@@ -144,7 +144,7 @@ TEST(ObjSyndromes, NonzeroAndDistinct) {
       kQpUnknown,     kQpBadState, kQpOptMask, kQpAltPath,      kQpPort, kQpPkeyIndex,
       kQpAccessFlags, kQpMtu,      kQpGrh,     kQpSgidIndex,    kQpRgid, kQpRraMax,
       kQpSraMax,      kQpSrqn,     kQpCqnRcv,  kQpPmStateParam, kQpDbr,  kQpCounterSetParam,
-      kQpEce,         kQpMsgMax};
+      kQpEce,         kQpMsgMax,   kQpUdpSport};
   for (prm::Opcode op :
        {prm::Opcode::RST2INIT_QP, prm::Opcode::INIT2INIT_QP, prm::Opcode::INIT2RTR_QP,
         prm::Opcode::RTR2RTS_QP, prm::Opcode::RTS2RTS_QP, prm::Opcode::SQERR2RTS_QP,

@@ -28,7 +28,8 @@
 //              rights); dbr_addr if nonzero; counter_set_id must be 0
 //   INIT2RTR   RC/UC: mtu 1..5, remote_qpn, next_rcv_psn, the primary path
 //              (RoCE: grh = 1, src_addr_index a set RoCE address, rgid_rip not
-//              zero, rmac, udp_sport, hop_limit, tclass, flow_label, sl);
+//              zero, udp_sport 0 or inside roce_cap's source port range,
+//              rmac, hop_limit, tclass, flow_label, sl);
 //              RC also min_rnr_nak and log_rra_max (<= cap log_max_ra_res_qp);
 //              UD: mtu 0..5; all: log_msg_max <= cap log_max_msg
 //   RTR2RTS    next_send_psn; RC also retry_count, rnr_retry, ads.ack_timeout,
@@ -179,6 +180,13 @@ class Apply {
     auto g = p.bytes(ads::rgid_rip);
     if (std::all_of(g.begin(), g.end(), [](std::byte b) { return b == std::byte{0}; }))
       return bad(CmdStatus::BAD_PARAM_ERR, synd::kQpRgid);
+    // RoCEv2 source port: 0 lets the device choose, else inside the range
+    // roce_cap advertises (r_roce_min/max_src_udp_port).
+    const uint64_t sport = p.get(ads::udp_sport);
+    const prm::CRef<prm::roce_cap> rc = ctx_.caps().roce();
+    if (sport != 0 && (sport < rc.get(prm::roce_cap::r_roce_min_src_udp_port) ||
+                       sport > rc.get(prm::roce_cap::r_roce_max_src_udp_port)))
+      return bad(CmdStatus::BAD_PARAM_ERR, synd::kQpUdpSport);
     if (Outcome o = port(true); !o.is_ok()) return o;
     prm::Ref<ads> d = img_path();
     for (prm::Field<ads> f :

@@ -132,6 +132,7 @@ inline constexpr uint16_t kQpDbr = 0x111;              // BAD_PARAM: misaligned 
 inline constexpr uint16_t kQpCounterSetParam = 0x112;  // BAD_RESOURCE: counter set
 inline constexpr uint16_t kQpEce = 0x113;              // BAD_PARAM: ece without ece_support
 inline constexpr uint16_t kQpMsgMax = 0x114;           // LIM: log_msg_max > cap
+inline constexpr uint16_t kQpUdpSport = 0x115;  // BAD_PARAM: udp_sport outside roce_cap range
 
 constexpr uint32_t qp_synd(prm::Opcode op, uint16_t check) { return at(op, check); }
 
