@@ -131,7 +131,7 @@ CmdqStats CmdQueue::stats() const {
 }
 
 Status CmdQueue::submit(std::span<const std::byte> in, uint32_t out_len, CmdCallback cb,
-                        SubmitOptions opts) {
+                        SubmitOptions opts, uint64_t* id_out) {
   if (!failed_.is_ok()) return failed_;
   if (in.size() < prm::kCmdInlineBytes || in.size() > kMaxMsgBytes ||
       out_len < prm::kCmdInlineBytes || out_len > kMaxMsgBytes || !cb) {
@@ -148,20 +148,23 @@ Status CmdQueue::submit(std::span<const std::byte> in, uint32_t out_len, CmdCall
     else
       slot = free_regular_slot();
   }
+  const uint64_t id = next_id_;
   if (slot >= 0) {
-    Status s = post(static_cast<uint32_t>(slot), in, out_len, cb, timeout);
+    Status s = post(static_cast<uint32_t>(slot), id, in, out_len, cb, timeout);
     if (!s) return s;
   } else {
     q.push_back(
-        Queued{std::vector<std::byte>(in.begin(), in.end()), out_len, std::move(cb), timeout});
+        Queued{id, std::vector<std::byte>(in.begin(), in.end()), out_len, std::move(cb), timeout});
   }
+  ++next_id_;
+  if (id_out) *id_out = id;
   ++stats_.submitted;
   const uint32_t now_in_flight = stats().in_flight;
   if (now_in_flight > stats_.max_in_flight) stats_.max_in_flight = now_in_flight;
   return Status{KBV_PENDING};
 }
 
-Status CmdQueue::post(uint32_t slot, std::span<const std::byte> in, uint32_t out_len,
+Status CmdQueue::post(uint32_t slot, uint64_t id, std::span<const std::byte> in, uint32_t out_len,
                       CmdCallback& cb, uint64_t timeout_ns) {
   Slot& sl = slots_[slot];
   const uint8_t token = next_token();
@@ -188,6 +191,7 @@ Status CmdQueue::post(uint32_t slot, std::span<const std::byte> in, uint32_t out
 
   prm::CRef<prm::mbox_in> hdr(in.data());
   sl.token = token;
+  sl.id = id;
   sl.opcode = static_cast<uint16_t>(hdr.get(prm::mbox_in::opcode));
   sl.op_mod = static_cast<uint16_t>(hdr.get(prm::mbox_in::op_mod));
   sl.out_len = out_len;
@@ -216,6 +220,15 @@ void CmdQueue::finish(CmdCallback& cb, const CmdCompletion& c) {
 
 void CmdQueue::complete(uint32_t slot) {
   Slot& sl = slots_[slot];
+  if (!sl.cb) {
+    // Cancelled while posted: the caller was already told; drop the result.
+    log::debug(kLog, "slot {} ({}) finished after its cancel; result dropped", slot,
+               prm::opcode_name(sl.opcode));
+    mailboxes_.free_chain(sl.in_chain);
+    mailboxes_.free_chain(sl.out_chain);
+    sl.state = SlotState::kFree;
+    return;
+  }
   // The ownership bit was seen clear: read the rest only after it.
   platform::udma_from_device_barrier();
   prm::CRef<cmd_layout> ent(entry(slot));
@@ -264,7 +277,7 @@ void CmdQueue::pump() {
     if (slot < 0) break;
     Queued q = std::move(queued_.front());
     queued_.pop_front();
-    Status s = post(static_cast<uint32_t>(slot), q.in, q.out_len, q.cb, q.timeout_ns);
+    Status s = post(static_cast<uint32_t>(slot), q.id, q.in, q.out_len, q.cb, q.timeout_ns);
     if (!s) {
       CmdCompletion c;
       c.status = s;
@@ -276,7 +289,7 @@ void CmdQueue::pump() {
   while (!queued_page_.empty() && slots_[page_slot_].state == SlotState::kFree) {
     Queued q = std::move(queued_page_.front());
     queued_page_.pop_front();
-    Status s = post(page_slot_, q.in, q.out_len, q.cb, q.timeout_ns);
+    Status s = post(page_slot_, q.id, q.in, q.out_len, q.cb, q.timeout_ns);
     if (!s) {
       CmdCompletion c;
       c.status = s;
@@ -313,6 +326,8 @@ uint32_t CmdQueue::poll() {
         ++done;
         continue;
       }
+      sl.state = SlotState::kQuarantined;
+      if (!sl.cb) continue;  // cancelled earlier: its caller was already told
       log::error(kLog, "slot {} ({} op_mod {:#x} token {:#x}) timed out after {} ms; quarantined",
                  i, prm::opcode_name(sl.opcode), sl.op_mod, sl.token, (now - sl.post_ns) / 1000000);
       CmdCompletion c;
@@ -320,7 +335,6 @@ uint32_t CmdQueue::poll() {
       c.opcode = sl.opcode;
       c.op_mod = sl.op_mod;
       c.latency_ns = now - sl.post_ns;
-      sl.state = SlotState::kQuarantined;
       ++stats_.timed_out;
       CmdCallback cb = std::move(sl.cb);
       sl.cb = nullptr;
@@ -356,6 +370,38 @@ uint32_t CmdQueue::on_cmd_eqe(uint32_t vector) {
   return done;
 }
 
+Status CmdQueue::cancel(uint64_t id) {
+  auto cancelled = [&](CmdCallback& cb, uint16_t opcode, uint16_t op_mod) {
+    ++stats_.cancelled;
+    CmdCompletion c;
+    c.status = Status{KBV_ERR_CANCELLED};
+    c.opcode = opcode;
+    c.op_mod = op_mod;
+    finish(cb, c);
+    return Status::ok();
+  };
+  for (std::deque<Queued>* q : {&queued_, &queued_page_}) {
+    for (auto it = q->begin(); it != q->end(); ++it) {
+      if (it->id != id) continue;
+      Queued e = std::move(*it);
+      q->erase(it);
+      prm::CRef<prm::mbox_in> h(e.in.data());
+      return cancelled(e.cb, static_cast<uint16_t>(h.get(prm::mbox_in::opcode)),
+                       static_cast<uint16_t>(h.get(prm::mbox_in::op_mod)));
+    }
+  }
+  for (uint32_t i = 0; i < nslots_; ++i) {
+    Slot& sl = slots_[i];
+    if (sl.state != SlotState::kBusy || sl.id != id || !sl.cb) continue;
+    // Firmware still owns the slot; it is freed (result dropped) when it
+    // comes back. complete() sees the missing callback.
+    CmdCallback cb = std::move(sl.cb);
+    sl.cb = nullptr;
+    return cancelled(cb, sl.opcode, sl.op_mod);
+  }
+  return Status{KBV_ERR_NOT_FOUND};
+}
+
 void CmdQueue::fail_all(Status s) {
   if (!failed_.is_ok()) return;
   if (!s.is_error()) s = Status{KBV_ERR_DEVICE_FATAL};
@@ -367,6 +413,7 @@ void CmdQueue::fail_all(Status s) {
     if (sl.state != SlotState::kBusy) continue;
     // The device may still write the entry and mailboxes: keep them.
     sl.state = SlotState::kQuarantined;
+    if (!sl.cb) continue;  // cancelled earlier
     CmdCompletion c;
     c.status = s;
     c.opcode = sl.opcode;

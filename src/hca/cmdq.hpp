@@ -102,6 +102,7 @@ struct CmdqStats {
   uint64_t completed = 0;      // callbacks run, any status
   uint64_t failed = 0;         // completed with an error status (timeouts included)
   uint64_t timed_out = 0;
+  uint64_t cancelled = 0;  // cancel() calls that found their command
 };
 
 class CmdQueue {
@@ -126,8 +127,16 @@ class CmdQueue {
   // `cb` runs exactly once later. Errors (returned, no callback):
   // KBV_ERR_INVALID_ARGUMENT (sizes, empty callback), the fail_all status,
   // mailbox allocation errors.
+  // `id` (optional) receives the command's id for cancel().
   Status submit(std::span<const std::byte> in, uint32_t out_len, CmdCallback cb,
-                SubmitOptions opts = {});
+                SubmitOptions opts = {}, uint64_t* id = nullptr);
+
+  // Cancels command `id`: its callback runs now with KBV_ERR_CANCELLED. A
+  // command still in the software queue is never sent; one already posted
+  // cannot be taken back from firmware, so its slot stays busy until the
+  // device hands it back and the result is then dropped. KBV_ERR_NOT_FOUND
+  // when the command already completed (or never existed).
+  Status cancel(uint64_t id);
 
   // Drives completions: ownership polling (polling mode), deadlines, the
   // software queue. Returns the number of commands completed.
@@ -159,6 +168,7 @@ class CmdQueue {
   enum class SlotState : uint8_t { kFree, kBusy, kQuarantined };
   struct Slot {
     SlotState state = SlotState::kFree;
+    uint64_t id = 0;
     uint8_t token = 0;
     uint16_t opcode = 0;
     uint16_t op_mod = 0;
@@ -169,6 +179,7 @@ class CmdQueue {
     CmdCallback cb;
   };
   struct Queued {
+    uint64_t id;
     std::vector<std::byte> in;
     uint32_t out_len;
     CmdCallback cb;
@@ -179,8 +190,8 @@ class CmdQueue {
   std::byte* entry(uint32_t slot) const { return page_.va + (size_t{slot} << log_stride_); }
   bool sw_owned(uint32_t slot) const;
   int free_regular_slot() const;
-  Status post(uint32_t slot, std::span<const std::byte> in, uint32_t out_len, CmdCallback& cb,
-              uint64_t timeout_ns);
+  Status post(uint32_t slot, uint64_t id, std::span<const std::byte> in, uint32_t out_len,
+              CmdCallback& cb, uint64_t timeout_ns);
   void complete(uint32_t slot);
   void release_quarantined(uint32_t slot);
   void finish(CmdCallback& cb, const CmdCompletion& c);
@@ -200,6 +211,7 @@ class CmdQueue {
   bool event_mode_ = false;
   bool pumping_ = false;
   uint8_t token_ = 0;
+  uint64_t next_id_ = 1;
   Status failed_;
   CmdqStats stats_;
 };

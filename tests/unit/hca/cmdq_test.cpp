@@ -361,6 +361,55 @@ TEST_F(CmdqTest, CallbackMaySubmitAndFifoOrderIsKept) {
   EXPECT_EQ(cmdq->stats().queued, 0u);
 }
 
+TEST_F(CmdqTest, CancelQueuedAndPostedCommands) {
+  std::vector<CmdResult> r(33);
+  std::vector<uint64_t> ids(33);
+  for (size_t i = 0; i < r.size(); ++i) {
+    auto in = make_input(kNop, static_cast<uint16_t>(i), 16);
+    ASSERT_EQ(cmdq->submit(in, 16, r[i].callback(), {}, &ids[i]), KBV_PENDING);
+  }
+  EXPECT_EQ(fw.rung().size(), 31u);
+  // A queued command is never sent.
+  ASSERT_TRUE(cmdq->cancel(ids[31]).is_ok());
+  ASSERT_TRUE(r[31].done);
+  EXPECT_EQ(r[31].status, KBV_ERR_CANCELLED);
+  EXPECT_EQ(cmdq->stats().queued, 1u);
+  // A posted one completes now; its slot stays busy until firmware is done.
+  ASSERT_TRUE(cmdq->cancel(ids[4]).is_ok());
+  EXPECT_EQ(r[4].status, KBV_ERR_CANCELLED);
+  EXPECT_EQ(cmdq->cancel(ids[4]), KBV_ERR_NOT_FOUND);
+  EXPECT_EQ(cmdq->stats().in_flight, 31u);
+  fw.ok(4);
+  cmdq->poll();
+  // Slot 4 went to the last queued command (op_mod 32), not to #31.
+  EXPECT_EQ(fw.rung(), std::vector<uint32_t>{4});
+  EXPECT_EQ(fw.op_mod(4), 32u);
+  EXPECT_EQ(cmdq->stats().completed, 2u);  // the two cancels; the dropped result is not counted
+  EXPECT_EQ(cmdq->stats().cancelled, 2u);
+  fw.ok(0);
+  cmdq->poll();
+  EXPECT_TRUE(r[0].status.is_ok());
+  EXPECT_EQ(cmdq->cancel(ids[0]), KBV_ERR_NOT_FOUND);
+  EXPECT_EQ(cmdq->cancel(12345), KBV_ERR_NOT_FOUND);
+}
+
+TEST_F(CmdqTest, CancelledCommandThatTimesOutIsQuarantinedSilently) {
+  CmdResult r;
+  uint64_t id = 0;
+  auto in = make_input(kNop, 0, 16);
+  ASSERT_EQ(cmdq->submit(in, 16, r.callback(), SubmitOptions{.timeout_ns = 1000}, &id),
+            KBV_PENDING);
+  ASSERT_TRUE(cmdq->cancel(id).is_ok());
+  dev.now += 2000;
+  cmdq->poll();
+  EXPECT_EQ(cmdq->stats().timed_out, 0u);
+  EXPECT_EQ(cmdq->stats().quarantined, 1u);
+  EXPECT_EQ(cmdq->stats().completed, 1u);
+  fw.ok(0);
+  cmdq->poll();
+  EXPECT_EQ(cmdq->stats().quarantined, 0u);
+}
+
 TEST_F(CmdqTest, InvalidArguments) {
   CmdResult r;
   auto small = make_input(kNop, 0, 8);
