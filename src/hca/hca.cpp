@@ -20,8 +20,13 @@ constexpr const char* kLog = "hca";
 Hca::Hca(DeviceIo& io, HcaConfig cfg) : io_(io), cfg_(cfg), health_(io.bar0(), cfg.health) {}
 
 Hca::~Hca() {
-  if (cmdq_ && !teardown_done() && failure_.is_ok() && (enabled_ || initialized_))
-    log::warn(kLog, "destroyed without a finished teardown: the device may still use its memory");
+  if (cmdq_ && !teardown_done()) {
+    if (failure_.is_ok() && (enabled_ || initialized_))
+      log::warn(kLog, "destroyed without a finished teardown; disabling the device first");
+    // Bus mastering off before the queue, EQ and page memory is freed, so
+    // the device can no longer write into it.
+    io_.disable_device();
+  }
   // Callbacks still queued in the command queue refer to the state machines:
   // drop them first (they are never run from destructors).
   bringup_.reset();

@@ -189,6 +189,14 @@ TEST_F(HcaTest, OpenSyncReportsTheBringUpStatus) {
   EXPECT_EQ(hca->bringup_status(), KBV_ERR_FW_BAD_PARAM);
 }
 
+TEST_F(HcaTest, DestroyWithoutTeardownDisablesTheDeviceFirst) {
+  bring_up();
+  EXPECT_EQ(dev.disable_calls, 0);
+  hca.reset();
+  EXPECT_EQ(dev.disable_calls, 1);
+  EXPECT_EQ(dev.live_dma(), 0u);
+}
+
 TEST_F(HcaTest, WaitsForInitializingWithABound) {
   dev.set_reg32(0x1fc, 0x80000000);
   ASSERT_EQ(hca->start(), KBV_PENDING);
