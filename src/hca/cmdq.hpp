@@ -35,7 +35,15 @@
 // KBV_ERR_DEVICE_REMOVED / KBV_ERR_DEVICE_FATAL) completes every posted and
 // queued command with that status; later submissions fail synchronously.
 //
-// Callbacks run from poll(), on_cmd_eqe() or fail_all(), on the caller's
+// Cancellation: cancel(id) completes a command with KBV_ERR_CANCELLED at
+// once; a queued command is never sent, a posted one keeps its slot until
+// firmware returns it (its result is dropped).
+//
+// Signatures: entry/mailbox signatures are left zero; they are only checked
+// when the cmdif_checksum capability is on, and bring-up turns it off
+// (PRM.md; the kernel's cmd.c also sends none by default).
+//
+// Callbacks run from poll(), on_cmd_eqe(), cancel() or fail_all(), on the caller's
 // thread, after the slot was released; they may submit new commands (those
 // keep FIFO order behind already-queued ones). They must not call poll() or
 // destroy the queue.
