@@ -35,10 +35,13 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
     cfg.port_host = static_cast<uint8_t>(h);
   }
   m->port_host_ = cfg.port_host;
-  cfg.fw.registrars.push_back(fw::register_object_commands);
+  // The object commands, with the port identity (GID 0 = ::ffff:127.0.0.N)
+  // bound so that it survives resets and teardown.
+  cfg.fw.registrars.push_back(fw::object_commands(m->port_host_));
+  cfg.fw.on_init_hca.push_back([delay = cfg.link_up_delay](fw::FwContext& ctx) {
+    ctx.schedule(delay, [&ctx] { fw::set_port_state(ctx, true); });
+  });
   m->fw_ = std::make_unique<fw::Firmware>(*m->device_, std::move(cfg.fw));
-  // Before start(): no command executes yet.
-  fw::set_port_host(m->fw_->context(), m->port_host_);
   if (Status s = m->fw_->start(); !s.is_ok()) {
     m->fw_.reset();
     (void)k.remove_device(name);
@@ -47,6 +50,13 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
   }
   log::info("sim", "model {} at {}, port 127.0.0.{}", name, m->bdf_, m->port_host_);
   return m;
+}
+
+void Model::set_link(bool up) {
+  fw::Firmware* f = fw_.get();
+  f->post([f, up] {
+    if (f->context().hca().initialized) fw::set_port_state(f->context(), up);
+  });
 }
 
 Model::~Model() {

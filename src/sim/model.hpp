@@ -20,6 +20,7 @@
 
 #include <kbv/status.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,10 @@ struct ModelConfig {
   // 0 = the next free number of this process (1, 2, ...; at most 199, as
   // 127.0.0.200 and above are left to tests).
   uint8_t port_host = 0;
+  // The port goes ACTIVE this long after INIT_HCA (link training), with a
+  // port-change EQE (type 0x09, sub_type ACTIVE) to the EQ subscribed to
+  // port events — by then a driver has created its async EQ.
+  std::chrono::nanoseconds link_up_delay = std::chrono::milliseconds(5);
 };
 
 class Model {
@@ -51,6 +56,11 @@ class Model {
   uint8_t port_host() const { return port_host_; }
   PciDevice& device() { return *device_; }
   fw::Firmware& firmware() { return *fw_; }
+  // Test hook: take the port's link down or up (a port-change EQE DOWN /
+  // ACTIVE when the state changes and the HCA is initialized). Asynchronous:
+  // it runs on the firmware thread.
+  void set_link(bool up);
+
   // The seam the driver must use to reach this model.
   static platform::Sys& sys() { return Kernel::instance(); }
 

@@ -15,6 +15,7 @@
 namespace kbv::sim::fw {
 
 class CommandRegistry;
+class FwContext;
 
 struct FwConfig {
   // The init segment (fw_rev, cmdif_rev, command queue geometry,
@@ -61,6 +62,12 @@ struct FwConfig {
   // bring-up commands are registered: the object commands (CQ/QP/MKEY/...)
   // add their handlers here.
   std::vector<std::function<void(CommandRegistry&)>> registrars;
+
+  // ---- life-cycle hooks ----
+  // Run on the firmware thread right after INIT_HCA succeeded, e.g. to bring
+  // the port up after a link-training delay (sim::Model does: the port goes
+  // ACTIVE with a port-change EQE, ModelConfig::link_up_delay later).
+  std::vector<std::function<void(FwContext&)>> on_init_hca;
 };
 
 }  // namespace kbv::sim::fw

@@ -23,6 +23,7 @@ FwContext::FwContext(PciFunction& pci, const FwConfig& cfg)
       eqs_(pci, 1u << kLogMaxEq) {}
 
 void FwContext::teardown() {
+  ++epoch_;
   hca_.initialized = false;
   ext_.clear();
   eqs_.clear();

@@ -24,6 +24,8 @@
 #include "sim/fw/uar.hpp"
 #include "sim/pci_function.hpp"
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <typeindex>
 #include <unordered_map>
@@ -58,6 +60,20 @@ class FwContext {
   UarTable& uars() { return uars_; }
   EqTable& eqs() { return eqs_; }
 
+  // Device-side timers: run `task` on the firmware thread after `delay`.
+  // Tasks still pending at a function reset, DISABLE_HCA or TEARDOWN_HCA are
+  // dropped (the device forgets them). Set up by the Firmware; without one
+  // (unit tests of handlers) tasks are dropped.
+  using Task = std::function<void()>;
+  using Scheduler = std::function<void(std::chrono::nanoseconds, Task)>;
+  void schedule(std::chrono::nanoseconds delay, Task task) {
+    if (scheduler_) scheduler_(delay, std::move(task));
+  }
+  void set_scheduler(Scheduler s) { scheduler_ = std::move(s); }
+  // Incremented by teardown()/reset(): a scheduled task compares it to the
+  // value it was scheduled under and does nothing when they differ.
+  uint64_t epoch() const { return epoch_; }
+
   template <class T>
   T& ext() {
     static_assert(std::is_base_of_v<Extension, T>, "extensions derive from fw::Extension");
@@ -83,6 +99,8 @@ class FwContext {
   PagePool pages_;
   UarTable uars_;
   EqTable eqs_;
+  Scheduler scheduler_;
+  uint64_t epoch_ = 0;
   std::unordered_map<std::type_index, std::unique_ptr<Extension>> ext_;
 };
 

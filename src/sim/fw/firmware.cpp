@@ -58,6 +58,13 @@ Firmware::Firmware(PciFunction& pci, FwConfig cfg)
   register_uar_commands(registry_);
   register_eq_commands(registry_);
   for (const auto& r : cfg_.registrars) r(registry_);
+  // Device-side timers of handlers: dropped when the context's epoch moved
+  // (teardown / reset) before they were due.
+  ctx_.set_scheduler([this](std::chrono::nanoseconds delay, FwContext::Task t) {
+    post_after(delay, [this, epoch = ctx_.epoch(), t = std::move(t)] {
+      if (ctx_.epoch() == epoch) t();
+    });
+  });
 }
 
 Firmware::~Firmware() {
@@ -136,6 +143,42 @@ void Firmware::delay_opcode(uint16_t opcode, std::chrono::nanoseconds extra) {
 void Firmware::clear_faults() {
   std::lock_guard lock(hook_mu_);
   faults_.clear();
+}
+
+void Firmware::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(hook_mu_);
+    tasks_.push_back(std::move(task));
+  }
+  wake();
+}
+
+void Firmware::post_after(std::chrono::nanoseconds delay, std::function<void()> task) {
+  {
+    std::lock_guard lock(hook_mu_);
+    timed_.push_back({Clock::now() + delay, std::move(task)});
+  }
+  wake();
+}
+
+int Firmware::run_timed(Clock::time_point now) {
+  std::vector<std::function<void()>> due;
+  int next_ms = -1;
+  {
+    std::lock_guard lock(hook_mu_);
+    for (auto it = timed_.begin(); it != timed_.end();) {
+      if (it->due <= now) {
+        due.push_back(std::move(it->fn));
+        it = timed_.erase(it);
+        continue;
+      }
+      const auto ms = std::chrono::ceil<std::chrono::milliseconds>(it->due - now).count();
+      if (next_ms < 0 || ms < next_ms) next_ms = static_cast<int>(ms);
+      ++it;
+    }
+  }
+  for (auto& t : due) t();
+  return next_ms;
 }
 
 void Firmware::request_pages(int32_t npages) {
@@ -442,6 +485,7 @@ void Firmware::run() {
       timeout_ms = static_cast<int>(std::max<int64_t>(0, until));
     }
     if (init_wait_ && (timeout_ms < 0 || timeout_ms > 1)) timeout_ms = 1;
+    if (const int t = run_timed(now); t >= 0 && (timeout_ms < 0 || t < timeout_ms)) timeout_ms = t;
     const int n = ::epoll_wait(epfd_, evs.data(), static_cast<int>(evs.size()), timeout_ms);
     if (n < 0 && errno != EINTR) {
       log::error(kLog, "epoll_wait: {}", std::strerror(errno));

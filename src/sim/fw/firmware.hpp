@@ -112,6 +112,12 @@ class Firmware {
   // QUERY_PAGES op_mod 3 shows it).
   void request_pages(int32_t npages);
 
+  // Run `task` on the firmware thread, soon (post) or after `delay`
+  // (post_after; millisecond timer resolution). Any thread. Tasks are how
+  // test hooks and device-side timers touch firmware state safely.
+  void post(std::function<void()> task);
+  void post_after(std::chrono::nanoseconds delay, std::function<void()> task);
+
   FwStats stats() const;
 
  private:
@@ -136,6 +142,9 @@ class Firmware {
   void execute(Inflight& f, uint32_t& eqe_mask);
   void do_reset();
   void arm_timer(std::chrono::steady_clock::time_point now);
+  // Runs the due timed tasks; returns the time until the next one (ms,
+  // -1 = none).
+  int run_timed(std::chrono::steady_clock::time_point now);
   uint64_t slot_iova(unsigned slot) const;
 
   PciFunction& pci_;
@@ -151,6 +160,11 @@ class Firmware {
   unsigned max_concurrent_;
   std::unordered_map<uint16_t, Fault> faults_;
   std::vector<std::function<void()>> tasks_;
+  struct Timed {
+    std::chrono::steady_clock::time_point due;
+    std::function<void()> fn;
+  };
+  std::vector<Timed> timed_;  // post_after / FwContext::schedule
 
   // Writer-thread -> firmware-thread signals.
   std::atomic<uint32_t> rung_{0};

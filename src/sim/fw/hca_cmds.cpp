@@ -93,6 +93,7 @@ Outcome init_hca(FwContext& ctx, const Command&, std::span<std::byte>) {
   if (!ctx.pages().has_init_pages())
     return Outcome::fail(CmdStatus::BAD_SYS_STATE_ERR, synd::kInitNoInitPages);
   ctx.hca().initialized = true;
+  for (const auto& hook : ctx.config().on_init_hca) hook(ctx);
   return Outcome::ok();
 }
 
