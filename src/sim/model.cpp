@@ -38,7 +38,11 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
   // The object commands, with the port identity (GID 0 = ::ffff:127.0.0.N)
   // bound so that it survives resets and teardown.
   cfg.fw.registrars.push_back(fw::object_commands(m->port_host_));
+  // Link training: the port is down when INIT_HCA completes (no EQ exists
+  // yet, so no event) and goes ACTIVE link_up_delay later, with a
+  // port-change EQE to the driver's async EQ.
   cfg.fw.on_init_hca.push_back([delay = cfg.link_up_delay](fw::FwContext& ctx) {
+    fw::set_port_state(ctx, false);
     ctx.schedule(delay, [&ctx] { fw::set_port_state(ctx, true); });
   });
   m->fw_ = std::make_unique<fw::Firmware>(*m->device_, std::move(cfg.fw));
