@@ -40,13 +40,22 @@ void PageManager::finish(std::shared_ptr<Batch> b) {
 
 Status PageManager::give(uint32_t n, cmd::DoneStatus done, bool page_slot) {
   if (n == 0) return Status{KBV_ERR_INVALID_ARGUMENT};
+  const SubmitOptions opts{.timeout_ns = 0, .page_supply = page_slot};
+  if (held_.size() + pending_give_ + n > max_pages_) {
+    log::error(kLog, "firmware asks for {} pages on top of {} (limit {}); refusing", n,
+               held_.size() + pending_give_, max_pages_);
+    ++stats_.failures;
+    Status s = cmd::manage_pages_cannot_give(
+        q_, function_id_, n, [](Status) {}, opts);
+    if (!s.is_pending()) log::error(kLog, "MANAGE_PAGES cannot-give: {}", s.to_string());
+    return Status{KBV_ERR_LIMIT_EXCEEDED};
+  }
   auto b = std::make_shared<Batch>();
   b->kind = Batch::Kind::kGive;
   b->page_slot = page_slot;
   b->done = std::move(done);
   ++in_progress_;
   std::weak_ptr<bool> alive = alive_;
-  const SubmitOptions opts{.timeout_ns = 0, .page_supply = page_slot};
   uint32_t left = n;
   Status first_error;
   while (left > 0) {
@@ -83,6 +92,7 @@ Status PageManager::give(uint32_t n, cmd::DoneStatus done, bool page_slot) {
         q_, function_id_, pas,
         [this, b, alive, pages](Status st) {
           if (alive.expired() || !*alive.lock()) return;  // the device's pages leak with it
+          pending_give_ -= pages.size();
           if (st.is_ok()) {
             for (const DmaBlock& p : pages) held_[p.iova] = p;
             stats_.given += pages.size();
@@ -105,6 +115,7 @@ Status PageManager::give(uint32_t n, cmd::DoneStatus done, bool page_slot) {
       first_error = s;
       break;
     }
+    pending_give_ += k;
     left -= k;
   }
   if (first_error.is_error() && b->status.is_ok()) b->status = first_error;

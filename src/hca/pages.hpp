@@ -54,6 +54,10 @@ class PageManager {
  public:
   // Pages per MANAGE_PAGES command (pas[] of 8 B each: 4 KiB of mailboxes).
   static constexpr uint32_t kMaxPagesPerCmd = 512;
+  // Sanity bound on the pages firmware may hold (8 GiB of 4 KiB pages): a
+  // request beyond it is answered "cannot give" with KBV_ERR_LIMIT_EXCEEDED
+  // rather than allocating host memory on the word of a garbled count.
+  static constexpr size_t kDefaultMaxPages = size_t{1} << 21;
 
   PageManager(DeviceIo& io, CmdQueue& q, uint16_t function_id = 0)
       : io_(io), q_(q), function_id_(function_id), alive_(std::make_shared<bool>(true)) {}
@@ -77,6 +81,8 @@ class PageManager {
   // KBV_SUCCESS at once (no callback) when firmware holds nothing.
   Status reclaim_all(cmd::DoneStatus done);
 
+  void set_max_pages(size_t n) { max_pages_ = n; }
+  size_t max_pages() const { return max_pages_; }
   size_t pages_held() const { return held_.size(); }
   bool holds(uint64_t iova) const { return held_.count(iova) != 0; }
   uint32_t in_progress() const { return in_progress_; }
@@ -92,6 +98,8 @@ class PageManager {
   uint16_t function_id_;
   std::unordered_map<uint64_t, DmaBlock> held_;
   uint32_t in_progress_ = 0;  // give/take operations not yet finished
+  size_t max_pages_ = kDefaultMaxPages;
+  size_t pending_give_ = 0;  // pages in MANAGE_PAGES gives not yet answered
   PageStats stats_;
   // Callbacks outliving the manager (device failure during destruction) see
   // *alive_ == false and touch nothing.

@@ -153,6 +153,24 @@ TEST_F(PagesTest, AllocationFailureTellsFirmwareCannotGive) {
   EXPECT_EQ(pages->pages_held(), 0u);
 }
 
+TEST_F(PagesTest, RequestsBeyondTheLimitAreRefused) {
+  pages->set_max_pages(8);
+  give_all(5);
+  Status st{KBV_PENDING};
+  EXPECT_EQ(pages->give(4, [&](Status s) { st = s; }), KBV_ERR_LIMIT_EXCEEDED);
+  auto in = posted();
+  EXPECT_EQ(be16(in, 6), 0u);  // cannot give
+  EXPECT_EQ(be32(in, 12), 4u);
+  answer_ok();
+  EXPECT_EQ(st, KBV_PENDING);  // no callback for a refused call
+  EXPECT_EQ(dev.live_dma(), baseline_dma + 5);
+  // A run-time request for more than allowed is refused the same way.
+  pages->on_page_request(0, 1000);
+  ASSERT_EQ(fw.rung(), std::vector<uint32_t>{31});
+  EXPECT_EQ(be16(fw.input(31), 6), 0u);
+  EXPECT_EQ(pages->pages_held(), 5u);
+}
+
 TEST_F(PagesTest, RunTimeRequestsUseThePageSlot) {
   pages->on_page_request(0, 5);
   auto r = fw.rung();
