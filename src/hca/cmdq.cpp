@@ -19,6 +19,23 @@ using prm::init_seg;
 
 namespace {
 constexpr const char* kLog = "cmdq";
+
+uint8_t xor8(const std::byte* p, size_t from, size_t to) {
+  uint8_t x = 0;
+  for (size_t i = from; i < to; ++i) x ^= static_cast<uint8_t>(p[i]);
+  return x;
+}
+
+// kernel cmd.c calc_block_sig: the control part (after the 512 data bytes,
+// up to ctrl_sig) and then the whole block up to sig.
+void sign_block(std::byte* b) {
+  using prm::cmd_prot_block;
+  prm::Ref<cmd_prot_block> r(b);
+  const size_t ctrl_from = cmd_prot_block::data.size();
+  r.set(cmd_prot_block::ctrl_sig,
+        static_cast<uint8_t>(~xor8(b, ctrl_from, cmd_prot_block::ctrl_sig.off / 8)));
+  r.set(cmd_prot_block::sig, static_cast<uint8_t>(~xor8(b, 0, cmd_prot_block::sig.off / 8)));
+}
 // Inputs larger than this are refused: the largest PRM command input
 // (CREATE_MKEY / CREATE_QP with a long pas[] list) stays far below it.
 constexpr uint32_t kMaxMsgBytes = 4u << 20;
@@ -203,7 +220,17 @@ Status CmdQueue::post(uint32_t slot, uint64_t id, std::span<const std::byte> in,
 
   // PRM.md "Posting": the entry and mailboxes are complete before the
   // ownership bit hands them over, and all of it before the doorbell.
+  if (cfg_.checksum) {
+    for (const MailboxBlock& b : sl.in_chain) sign_block(b.va);
+    for (const MailboxBlock& b : sl.out_chain) sign_block(b.va);
+  }
   platform::udma_ordering_write_barrier();
+  if (cfg_.checksum) {
+    // cmd.c: the entry is signed with its ownership byte already set; both
+    // land before the doorbell.
+    e[cmd_layout::status_own.off / 8] = std::byte{prm::kCmdOwnerHw};
+    ent.set(cmd_layout::sig, static_cast<uint8_t>(~xor8(e, 0, prm::kCmdEntryBytes)));
+  }
   ent.set(cmd_layout::ownership, prm::kCmdOwnerHw);
   platform::udma_to_device_barrier();
   io_.bar0().write32_be(init_seg::kCmdDbellOff, 1u << slot);

@@ -39,9 +39,13 @@
 // once; a queued command is never sent, a posted one keeps its slot until
 // firmware returns it (its result is dropped).
 //
-// Signatures: entry/mailbox signatures are left zero; they are only checked
-// when the cmdif_checksum capability is on, and bring-up turns it off
-// (PRM.md; the kernel's cmd.c also sends none by default).
+// Signatures: firmware checks them only while the cmdif_checksum capability
+// is on, and bring-up turns it off (PRM.md), so by default they are left
+// zero (as the kernel's cmd.c does). With Config::checksum they are filled
+// in as cmd.c set_signature/calc_block_sig do: each mailbox block's
+// ctrl_sig = ~XOR(bytes 0x200..0x23D), sig = ~XOR(bytes 0..0x23E); the
+// entry's sig = ~XOR(all 64 bytes, ownership set, sig 0) — so every signed
+// region XORs to 0xFF.
 //
 // Callbacks run from poll(), on_cmd_eqe(), cancel() or fail_all(), on the caller's
 // thread, after the slot was released; they may submit new commands (those
@@ -117,6 +121,7 @@ class CmdQueue {
  public:
   struct Config {
     uint64_t default_timeout_ns = 60ull * 1000 * 1000 * 1000;  // cmd.c: 60 s
+    bool checksum = false;  // fill entry and mailbox signatures (see above)
   };
 
   // Checks the command interface revision (5) and queue geometry, allocates

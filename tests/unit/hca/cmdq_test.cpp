@@ -410,6 +410,45 @@ TEST_F(CmdqTest, CancelledCommandThatTimesOutIsQuarantinedSilently) {
   EXPECT_EQ(cmdq->stats().quarantined, 0u);
 }
 
+TEST(CmdqChecksum, SignaturesMakeEveryRegionXorToFF) {
+  auto xor8 = [](const std::byte* p, size_t from, size_t to) {
+    unsigned x = 0;
+    for (size_t i = from; i < to; ++i) x ^= static_cast<unsigned>(p[i]);
+    return x;
+  };
+  for (bool on : {false, true}) {
+    FakeDevice dev;
+    FakeFw fw(dev);
+    CmdQueue::Config cfg;
+    cfg.checksum = on;
+    auto q = CmdQueue::create(dev, cfg);
+    ASSERT_TRUE(q.has_value());
+    CmdResult r;
+    auto in = make_input(kNop, 3, 16 + 600);  // two input blocks
+    ASSERT_EQ((*q)->submit(in, 16 + 100, r.callback()), KBV_PENDING);
+    auto e = fw.ent(0);
+    const uint8_t tok = static_cast<uint8_t>(e.get(prm::cmd_layout::token));
+    auto blocks = fw.chain(e.get(prm::cmd_layout::in_ptr), 2, tok);
+    auto out_blocks = fw.chain(e.get(prm::cmd_layout::out_ptr), 1, tok);
+    blocks.insert(blocks.end(), out_blocks.begin(), out_blocks.end());
+    ASSERT_EQ(blocks.size(), 3u);
+    if (on) {
+      EXPECT_EQ(xor8(fw.entry(0), 0, 64), 0xFFu);
+      for (std::byte* b : blocks) {
+        EXPECT_EQ(xor8(b, 0x200, 0x23F), 0xFFu);  // control part incl. ctrl_sig
+        EXPECT_EQ(xor8(b, 0, 0x240), 0xFFu);      // whole block incl. sig
+      }
+    } else {
+      EXPECT_EQ(e.get(prm::cmd_layout::sig), 0u);
+      for (std::byte* b : blocks) {
+        EXPECT_EQ(b[0x23E], std::byte{0});
+        EXPECT_EQ(b[0x23F], std::byte{0});
+      }
+    }
+    EXPECT_EQ(fw.input(0), in);  // the payload is unchanged either way
+  }
+}
+
 TEST_F(CmdqTest, InvalidArguments) {
   CmdResult r;
   auto small = make_input(kNop, 0, 8);
