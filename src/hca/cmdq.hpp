@@ -169,6 +169,7 @@ class CmdQueue {
   Status failure() const { return failed_; }
 
   CmdqStats stats() const;
+  uint64_t timed_out() const { return stats_.timed_out; }  // cheap: no slot scan
   uint32_t slots() const { return nslots_; }
   uint32_t regular_slots() const { return nregular_; }
   uint32_t page_slot() const { return page_slot_; }

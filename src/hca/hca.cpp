@@ -223,7 +223,7 @@ uint32_t Hca::poll() {
   work += cmdq_->poll();
   // A command timed out: the device may be gone; look now rather than at
   // the next health interval.
-  const uint64_t to = cmdq_->stats().timed_out;
+  const uint64_t to = cmdq_->timed_out();
   if (to != timeouts_seen_) {
     timeouts_seen_ = to;
     if (failure_.is_ok()) {
