@@ -193,10 +193,22 @@ TEST_F(HcaOnModel, CommandTimeoutCompletesWithTimeout) {
   fw().clear_faults();
 }
 
+// Health checks every 10 ms against a counter the model bumps every 1 ms: the
+// driver declares the counter stuck only after max_misses checks without a
+// bump, so the check interval must be well above the model's period.
+sim::ModelConfig fast_health_model() {
+  sim::ModelConfig m;
+  m.device.health_period = 1ms;
+  return m;
+}
+hca::HcaConfig fast_health_driver() {
+  hca::HcaConfig h;
+  h.health.interval_ns = 10'000'000;
+  return h;
+}
+
 TEST_F(HcaOnModel, HealthFatalCompletesCommandsInFlight) {
-  hca::HcaConfig hcfg;
-  hcfg.health.interval_ns = 1'000'000;  // check every millisecond
-  open({}, hcfg);
+  open(fast_health_model(), fast_health_driver());
   fw().set_latency(500ms);
   constexpr int kCmds = 8;
   std::vector<Status> got;
@@ -215,9 +227,7 @@ TEST_F(HcaOnModel, HealthFatalCompletesCommandsInFlight) {
 }
 
 TEST_F(HcaOnModel, DeviceGoneIsReportedAsRemoved) {
-  hca::HcaConfig hcfg;
-  hcfg.health.interval_ns = 1'000'000;
-  open({}, hcfg);
+  open(fast_health_model(), fast_health_driver());
   fw().set_latency(500ms);
   Status got = KBV_PENDING;
   ASSERT_EQ(hca::cmd::nop(hca_->cmdq(), [&](Status s) { got = s; }), KBV_PENDING);
