@@ -372,6 +372,46 @@ TEST_F(HcaObjects, RcPairOnTwoHcasReachesRts) {
   EXPECT_EQ(modify(a, *qa, QpTransition::kRts2Rts, x, op::kQKey), KBV_ERR_FW_BAD_PARAM);
   // The CQ is in use.
   EXPECT_EQ(destroy(a, *cqa), KBV_ERR_BUSY);
+  // The PD is in use (by the QP).
+  EXPECT_EQ(sync_status(a, [&](auto cb) { return hca::cmd::dealloc_pd(a.hca->cmdq(), a.pd, cb); }),
+            KBV_ERR_BUSY);
+
+  // A third QP: INIT2INIT with an optional attribute, then a firmware limit
+  // (log_rra_max above cap log_max_ra_res_qp) leaves it in INIT.
+  auto qc = make_qp(a, prm::qpc_st::kRc, *cqa);
+  ASSERT_TRUE(qc);
+  hca::cmd::QpAttr y;
+  ASSERT_TRUE(modify(a, *qc, QpTransition::kRst2Init, y).is_ok());
+  y.path.pkey_index = 0;
+  y.rwe = true;
+  EXPECT_TRUE(modify(a, *qc, QpTransition::kInit2Init, y, op::kPkeyIndex | op::kRwe).is_ok());
+  EXPECT_TRUE(query(a, *qc).rwe);
+  EXPECT_EQ(modify(a, *qc, QpTransition::kRtr2Rts, y), KBV_ERR_INVALID_QP_STATE);
+  hca::RoceDest d;
+  d.dgid = b.gid;
+  d.dmac = b.mac;
+  y.path = hca::roce_path(a.hca->caps(), d, qc->qpn(), qb->qpn());
+  y.remote_qpn = qb->qpn();
+  y.log_rra_max = a.hca->caps().log_max_ra_res_qp + 1;
+  EXPECT_EQ(modify(a, *qc, QpTransition::kInit2Rtr, y), KBV_ERR_LIMIT_EXCEEDED);
+  EXPECT_EQ(qc->state(), qs::kInit);
+  EXPECT_EQ(query(a, *qc).state, qs::kInit);
+  // A path with a GID index that holds no address.
+  y.log_rra_max = 0;
+  y.path.src_addr_index = 7;
+  EXPECT_EQ(modify(a, *qc, QpTransition::kInit2Rtr, y), KBV_ERR_FW_BAD_PARAM);
+  EXPECT_TRUE(destroy(a, *qc).is_ok());
+
+  // Bad handles: a QP number that does not exist.
+  EXPECT_EQ(
+      sync_status(a, [&](auto cb) { return hca::cmd::destroy_qp(a.hca->cmdq(), 0xFFFFF, cb); }),
+      KBV_ERR_FW_BAD_RESOURCE);
+  EXPECT_EQ(sync_status(a, [&](auto cb) { return hca::cmd::qp_2err(a.hca->cmdq(), 0xFFFFF, cb); }),
+            KBV_ERR_FW_BAD_RESOURCE);
+  EXPECT_EQ(sync<hca::cmd::QpInfo>(
+                a, [&](auto cb) { return hca::cmd::query_qp(a.hca->cmdq(), 0xFFFFF, cb); })
+                .status(),
+            KBV_ERR_FW_BAD_RESOURCE);
 
   // To error and back to reset (attributes back to creation values).
   EXPECT_TRUE(modify(a, *qa, QpTransition::kToErr, x).is_ok());
