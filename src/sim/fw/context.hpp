@@ -27,6 +27,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <string>
 #include <typeindex>
 #include <unordered_map>
 
@@ -44,6 +45,7 @@ struct HcaState {
   bool initialized = false;     // INIT_HCA .. TEARDOWN_HCA
   uint16_t issi = 0;            // SET_ISSI (0 until set)
   uint8_t host_endianness = 0;  // ACCESS_REG HOST_ENDIANNESS (he byte)
+  std::string driver_version;   // SET_DRIVER_VERSION (diagnostics only)
 };
 
 class FwContext {

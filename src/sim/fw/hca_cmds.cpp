@@ -119,6 +119,28 @@ Outcome query_adapter(FwContext&, const Command&, std::span<std::byte> out) {
   return Outcome::ok();
 }
 
+// SET_DRIVER_VERSION (mlx5_ifc.h set_driver_version_in: 64 bytes of ASCII,
+// NUL padded; the kernel's mlx5_set_driver_version sends "Linux,mlx5_core,x").
+// Sent only when cmd_hca_cap.driver_version is advertised (the model does).
+Outcome set_driver_version(FwContext& ctx, const Command& c, std::span<std::byte>) {
+  auto v = prm::CRef<prm::set_driver_version_in>(c.in.data())
+               .bytes(prm::set_driver_version_in::driver_version);
+  std::string text;
+  bool padding = false;
+  for (std::byte b : v) {
+    const auto ch = static_cast<unsigned char>(b);
+    if (ch == 0) {
+      padding = true;
+      continue;
+    }
+    if (padding || ch < 0x20 || ch > 0x7E)
+      return Outcome::fail(CmdStatus::BAD_PARAM_ERR, synd::kDriverVersionChars);
+    text.push_back(static_cast<char>(ch));
+  }
+  ctx.hca().driver_version = std::move(text);
+  return Outcome::ok();
+}
+
 Outcome nop(FwContext&, const Command&, std::span<std::byte>) { return Outcome::ok(); }
 
 }  // namespace
@@ -153,6 +175,9 @@ void register_hca_commands(CommandRegistry& r) {
   (void)r.add(Opcode::QUERY_ADAPTER,
               Handler::make(bytes_of<prm::query_adapter_in>(), bytes_of<prm::query_adapter_out>(),
                             Requires::kEnabled, query_adapter));
+  (void)r.add(Opcode::SET_DRIVER_VERSION, Handler::make(bytes_of<prm::set_driver_version_in>(),
+                                                        bytes_of<prm::set_driver_version_out>(),
+                                                        Requires::kEnabled, set_driver_version));
   (void)r.add(Opcode::NOP, Handler::any_mod(16, 16, Requires::kNothing, nop));
 }
 

@@ -71,6 +71,8 @@ inline constexpr uint32_t kSetCapBadValue = at(prm::Opcode::SET_HCA_CAP, 4);
 
 // ---- INIT_HCA / TEARDOWN_HCA ----
 inline constexpr uint32_t kInitTwice = at(prm::Opcode::INIT_HCA, 1);
+// SET_DRIVER_VERSION: a byte that is neither printable ASCII nor NUL padding.
+inline constexpr uint32_t kDriverVersionChars = at(prm::Opcode::SET_DRIVER_VERSION, 1);
 inline constexpr uint32_t kInitNoBootPages = at(prm::Opcode::INIT_HCA, 2);
 inline constexpr uint32_t kInitNoInitPages = at(prm::Opcode::INIT_HCA, 3);
 inline constexpr uint32_t kInitIssi = at(prm::Opcode::INIT_HCA, 4);
