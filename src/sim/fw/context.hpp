@@ -37,6 +37,18 @@ namespace kbv::sim::fw {
 class Extension {
  public:
   virtual ~Extension() = default;
+  // Whether objects of this family still reference EQ `eqn` (a CQ's c_eqn)
+  // or UAR page `uar` (a CQ's, QP's or SRQ's uar_page): DESTROY_EQ and
+  // DEALLOC_UAR are refused while they do (BAD_RES_STATE), as firmware
+  // keeps a resource alive while others point at it.
+  virtual bool references_eq(uint32_t eqn) const {
+    (void)eqn;
+    return false;
+  }
+  virtual bool references_uar(uint32_t uar) const {
+    (void)uar;
+    return false;
+  }
 };
 
 // The HCA life cycle (PRM "HCA initialization flow"; the commands that move it).
@@ -75,6 +87,18 @@ class FwContext {
   // Incremented by teardown()/reset(): a scheduled task compares it to the
   // value it was scheduled under and does nothing when they differ.
   uint64_t epoch() const { return epoch_; }
+
+  // True when any extension's objects reference the EQ / UAR page.
+  bool eq_referenced(uint32_t eqn) const {
+    for (const auto& [type, e] : ext_)
+      if (e && e->references_eq(eqn)) return true;
+    return false;
+  }
+  bool uar_referenced(uint32_t uar) const {
+    for (const auto& [type, e] : ext_)
+      if (e && e->references_uar(uar)) return true;
+    return false;
+  }
 
   template <class T>
   T& ext() {

@@ -73,6 +73,8 @@ Outcome create_eq(FwContext& ctx, const Command& c, std::span<std::byte> out) {
 Outcome destroy_eq(FwContext& ctx, const Command& c, std::span<std::byte>) {
   const uint32_t eqn = static_cast<uint32_t>(
       prm::CRef<prm::destroy_eq_in>(c.in.data()).get(prm::destroy_eq_in::eq_number));
+  if (ctx.eqs().query(eqn) && ctx.eq_referenced(eqn))
+    return Outcome::fail(CmdStatus::BAD_RES_STATE_ERR, synd::kDestroyEqInUse);
   if (!ctx.eqs().destroy(eqn))
     return Outcome::fail(CmdStatus::BAD_RES_ERR, synd::kDestroyEqUnknown);
   return Outcome::ok();

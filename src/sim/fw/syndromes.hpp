@@ -83,6 +83,8 @@ inline constexpr uint32_t kUarExhausted = at(prm::Opcode::ALLOC_UAR, 1);
 inline constexpr uint32_t kUarOutOfRange = at(prm::Opcode::DEALLOC_UAR, 1);
 inline constexpr uint32_t kUarNotAllocated = at(prm::Opcode::DEALLOC_UAR, 2);
 inline constexpr uint32_t kUarInUse = at(prm::Opcode::DEALLOC_UAR, 3);
+// DEALLOC_UAR of a UAR page that a CQ, QP or SRQ still rings.
+inline constexpr uint32_t kUarInUseByObject = at(prm::Opcode::DEALLOC_UAR, 4);
 
 // ---- CREATE_EQ / DESTROY_EQ / QUERY_EQ / GEN_EQE ----
 inline constexpr uint32_t kEqExhausted = at(prm::Opcode::CREATE_EQ, 1);
@@ -94,6 +96,8 @@ inline constexpr uint32_t kEqPasNotMapped = at(prm::Opcode::CREATE_EQ, 6);
 inline constexpr uint32_t kEqPageOffset = at(prm::Opcode::CREATE_EQ, 8);
 inline constexpr uint32_t kEqLogPageSize = at(prm::Opcode::CREATE_EQ, 10);
 inline constexpr uint32_t kDestroyEqUnknown = at(prm::Opcode::DESTROY_EQ, 1);
+// DESTROY_EQ of an EQ that a CQ still reports to.
+inline constexpr uint32_t kDestroyEqInUse = at(prm::Opcode::DESTROY_EQ, 2);
 inline constexpr uint32_t kQueryEqUnknown = at(prm::Opcode::QUERY_EQ, 1);
 inline constexpr uint32_t kGenEqeUnknown = at(prm::Opcode::GEN_EQE, 1);  // no such EQ
 inline constexpr uint32_t kGenEqeNotWritten =

@@ -58,6 +58,8 @@ Outcome dealloc_uar(FwContext& ctx, const Command& c, std::span<std::byte>) {
       prm::CRef<prm::dealloc_uar_in>(c.in.data()).get(prm::dealloc_uar_in::uar));
   if (ctx.uars().is_allocated(idx) && ctx.eqs().uses_uar(idx))
     return Outcome::fail(CmdStatus::BAD_RES_STATE_ERR, synd::kUarInUse);
+  if (ctx.uars().is_allocated(idx) && ctx.uar_referenced(idx))
+    return Outcome::fail(CmdStatus::BAD_RES_STATE_ERR, synd::kUarInUseByObject);
   return ctx.uars().free(idx);
 }
 

@@ -197,6 +197,21 @@ class ObjectTables : public Extension {
 
   ObjectTables() { reset_roce_table(); }
 
+  // Extension: CQs point at their completion EQ; CQs and QPs ring their UAR
+  // page (DESTROY_EQ / DEALLOC_UAR are refused while they do).
+  bool references_eq(uint32_t eqn) const override {
+    for (const auto& [n, c] : cqs)
+      if (c.c_eqn == eqn) return true;
+    return false;
+  }
+  bool references_uar(uint32_t uar) const override {
+    for (const auto& [n, c] : cqs)
+      if (c.uar_page == uar) return true;
+    for (const auto& [n, q] : qps)
+      if (q.uar_page == uar) return true;
+    return false;
+  }
+
   std::map<uint32_t, Pd> pds;
   IndexAllocator pd_ids{1};
   std::map<uint32_t, bool> tds;
