@@ -119,10 +119,16 @@ struct query_qp_out {
 static_assert(query_qp_out::kBits == 0x880 && query_qp_out::kBits / 8 == 272);
 static_assert(query_qp_out::qpc.off == 0xc0);
 
-// mlx5_ifc.h: struct mlx5_ifc_rst2init_qp_in_bits (0x880 bits, 272 bytes)
-struct rst2init_qp_in {
+// The five transitions that carry a QP context and ECE share one layout in
+// mlx5_ifc.h: struct mlx5_ifc_{rst2init,init2init,init2rtr,rtr2rts,rts2rts}
+// _qp_in_bits (0x880 bits, 272 bytes) and _qp_out_bits (0x80 bits, 16
+// bytes). One template states it once; the opcode parameter keeps each
+// command its own type, so a field of one command cannot be used on another.
+template <uint16_t Op>
+struct qp_transition_in {
+  static constexpr uint16_t kOpcode = Op;
   static constexpr uint32_t kBits = 0x880;
-  using F = Field<rst2init_qp_in>;
+  using F = Field<qp_transition_in>;
   static constexpr F opcode{0x0, 16};
   static constexpr F uid{0x10, 16};
   static constexpr F op_mod{0x30, 16};
@@ -132,137 +138,35 @@ struct rst2init_qp_in {
   static constexpr F opt_param_mask{0x80, 32};
   // enhanced connection establishment options
   static constexpr F ece{0xa0, 32};
-  static constexpr Sub<rst2init_qp_in, prm::qpc> qpc{0xc0};
+  static constexpr Sub<qp_transition_in, prm::qpc> qpc{0xc0};
 };
-static_assert(rst2init_qp_in::kBits == 0x880 && rst2init_qp_in::kBits / 8 == 272);
-static_assert(rst2init_qp_in::qpc.off == 0xc0);
 
-// mlx5_ifc.h: struct mlx5_ifc_rst2init_qp_out_bits (0x80 bits, 16 bytes)
-struct rst2init_qp_out {
+template <uint16_t Op>
+struct qp_transition_out {
   static constexpr uint32_t kBits = 0x80;
-  using F = Field<rst2init_qp_out>;
+  using F = Field<qp_transition_out>;
   static constexpr F status{0x0, 8};
   static constexpr F syndrome{0x20, 32};
   // enhanced connection establishment options
   static constexpr F ece{0x60, 32};
 };
-static_assert(rst2init_qp_out::kBits == 0x80 && rst2init_qp_out::kBits / 8 == 16);
 
-// mlx5_ifc.h: struct mlx5_ifc_init2init_qp_in_bits (0x880 bits, 272 bytes)
-struct init2init_qp_in {
-  static constexpr uint32_t kBits = 0x880;
-  using F = Field<init2init_qp_in>;
-  static constexpr F opcode{0x0, 16};
-  static constexpr F uid{0x10, 16};
-  static constexpr F op_mod{0x30, 16};
-  // 24-bit QP number
-  static constexpr F qpn{0x48, 24};
-  // qp_optpar bits
-  static constexpr F opt_param_mask{0x80, 32};
-  // enhanced connection establishment options
-  static constexpr F ece{0xa0, 32};
-  static constexpr Sub<init2init_qp_in, prm::qpc> qpc{0xc0};
-};
-static_assert(init2init_qp_in::kBits == 0x880 && init2init_qp_in::kBits / 8 == 272);
-static_assert(init2init_qp_in::qpc.off == 0xc0);
+using rst2init_qp_in = qp_transition_in<0x502>;  // RST2INIT_QP
+using rst2init_qp_out = qp_transition_out<0x502>;
+using init2init_qp_in = qp_transition_in<0x50E>;  // INIT2INIT_QP
+using init2init_qp_out = qp_transition_out<0x50E>;
+using init2rtr_qp_in = qp_transition_in<0x503>;  // INIT2RTR_QP
+using init2rtr_qp_out = qp_transition_out<0x503>;
+using rtr2rts_qp_in = qp_transition_in<0x504>;  // RTR2RTS_QP
+using rtr2rts_qp_out = qp_transition_out<0x504>;
+using rts2rts_qp_in = qp_transition_in<0x505>;  // RTS2RTS_QP
+using rts2rts_qp_out = qp_transition_out<0x505>;
 
-// mlx5_ifc.h: struct mlx5_ifc_init2init_qp_out_bits (0x80 bits, 16 bytes)
-struct init2init_qp_out {
-  static constexpr uint32_t kBits = 0x80;
-  using F = Field<init2init_qp_out>;
-  static constexpr F status{0x0, 8};
-  static constexpr F syndrome{0x20, 32};
-  // enhanced connection establishment options
-  static constexpr F ece{0x60, 32};
-};
-static_assert(init2init_qp_out::kBits == 0x80 && init2init_qp_out::kBits / 8 == 16);
-
-// mlx5_ifc.h: struct mlx5_ifc_init2rtr_qp_in_bits (0x880 bits, 272 bytes)
-struct init2rtr_qp_in {
-  static constexpr uint32_t kBits = 0x880;
-  using F = Field<init2rtr_qp_in>;
-  static constexpr F opcode{0x0, 16};
-  static constexpr F uid{0x10, 16};
-  static constexpr F op_mod{0x30, 16};
-  // 24-bit QP number
-  static constexpr F qpn{0x48, 24};
-  // qp_optpar bits
-  static constexpr F opt_param_mask{0x80, 32};
-  // enhanced connection establishment options
-  static constexpr F ece{0xa0, 32};
-  static constexpr Sub<init2rtr_qp_in, prm::qpc> qpc{0xc0};
-};
-static_assert(init2rtr_qp_in::kBits == 0x880 && init2rtr_qp_in::kBits / 8 == 272);
-static_assert(init2rtr_qp_in::qpc.off == 0xc0);
-
-// mlx5_ifc.h: struct mlx5_ifc_init2rtr_qp_out_bits (0x80 bits, 16 bytes)
-struct init2rtr_qp_out {
-  static constexpr uint32_t kBits = 0x80;
-  using F = Field<init2rtr_qp_out>;
-  static constexpr F status{0x0, 8};
-  static constexpr F syndrome{0x20, 32};
-  // enhanced connection establishment options
-  static constexpr F ece{0x60, 32};
-};
-static_assert(init2rtr_qp_out::kBits == 0x80 && init2rtr_qp_out::kBits / 8 == 16);
-
-// mlx5_ifc.h: struct mlx5_ifc_rtr2rts_qp_in_bits (0x880 bits, 272 bytes)
-struct rtr2rts_qp_in {
-  static constexpr uint32_t kBits = 0x880;
-  using F = Field<rtr2rts_qp_in>;
-  static constexpr F opcode{0x0, 16};
-  static constexpr F uid{0x10, 16};
-  static constexpr F op_mod{0x30, 16};
-  // 24-bit QP number
-  static constexpr F qpn{0x48, 24};
-  // qp_optpar bits
-  static constexpr F opt_param_mask{0x80, 32};
-  // enhanced connection establishment options
-  static constexpr F ece{0xa0, 32};
-  static constexpr Sub<rtr2rts_qp_in, prm::qpc> qpc{0xc0};
-};
-static_assert(rtr2rts_qp_in::kBits == 0x880 && rtr2rts_qp_in::kBits / 8 == 272);
-static_assert(rtr2rts_qp_in::qpc.off == 0xc0);
-
-// mlx5_ifc.h: struct mlx5_ifc_rtr2rts_qp_out_bits (0x80 bits, 16 bytes)
-struct rtr2rts_qp_out {
-  static constexpr uint32_t kBits = 0x80;
-  using F = Field<rtr2rts_qp_out>;
-  static constexpr F status{0x0, 8};
-  static constexpr F syndrome{0x20, 32};
-  // enhanced connection establishment options
-  static constexpr F ece{0x60, 32};
-};
-static_assert(rtr2rts_qp_out::kBits == 0x80 && rtr2rts_qp_out::kBits / 8 == 16);
-
-// mlx5_ifc.h: struct mlx5_ifc_rts2rts_qp_in_bits (0x880 bits, 272 bytes)
-struct rts2rts_qp_in {
-  static constexpr uint32_t kBits = 0x880;
-  using F = Field<rts2rts_qp_in>;
-  static constexpr F opcode{0x0, 16};
-  static constexpr F uid{0x10, 16};
-  static constexpr F op_mod{0x30, 16};
-  // 24-bit QP number
-  static constexpr F qpn{0x48, 24};
-  // qp_optpar bits
-  static constexpr F opt_param_mask{0x80, 32};
-  // enhanced connection establishment options
-  static constexpr F ece{0xa0, 32};
-  static constexpr Sub<rts2rts_qp_in, prm::qpc> qpc{0xc0};
-};
-static_assert(rts2rts_qp_in::kBits == 0x880 && rts2rts_qp_in::kBits / 8 == 272);
-static_assert(rts2rts_qp_in::qpc.off == 0xc0);
-
-// mlx5_ifc.h: struct mlx5_ifc_rts2rts_qp_out_bits (0x80 bits, 16 bytes)
-struct rts2rts_qp_out {
-  static constexpr uint32_t kBits = 0x80;
-  using F = Field<rts2rts_qp_out>;
-  static constexpr F status{0x0, 8};
-  static constexpr F syndrome{0x20, 32};
-  // enhanced connection establishment options
-  static constexpr F ece{0x60, 32};
-};
-static_assert(rts2rts_qp_out::kBits == 0x80 && rts2rts_qp_out::kBits / 8 == 16);
+static_assert(rst2init_qp_in::kBits / 8 == 272 && rst2init_qp_out::kBits / 8 == 16);
+static_assert(rst2init_qp_in::qpn.off == 0x48 && rst2init_qp_in::opt_param_mask.off == 0x80);
+static_assert(rst2init_qp_in::ece.off == 0xa0 && rst2init_qp_in::qpc.off == 0xc0);
+static_assert(rst2init_qp_in::qpc.end() <= rst2init_qp_in::kBits);  // reserved tail after qpc
+static_assert(rst2init_qp_out::ece.off == 0x60);
 
 // mlx5_ifc.h: struct mlx5_ifc_sqerr2rts_qp_in_bits (0x880 bits, 272 bytes)
 struct sqerr2rts_qp_in {
