@@ -40,7 +40,7 @@ inline uint32_t rd32(const std::byte* p) {
 class HostMem {
  public:
   static constexpr uint64_t kIova = 0x100000;
-  static constexpr std::size_t kPages = 16;
+  static constexpr std::size_t kPages = 32;
   static constexpr std::size_t kBytes = kPages * 4096;
 
   HostMem() : mem_(static_cast<std::byte*>(std::aligned_alloc(4096, kBytes)), &std::free) {
