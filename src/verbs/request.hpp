@@ -44,7 +44,8 @@ class Object : public std::enable_shared_from_this<Object> {
   using FinalFn = std::function<void()>;
 
   // A new object holding one reference (the creator's, dropped by close()).
-  // nullptr when the object handle table is full.
+  // The handle table keeps it alive until it is finalized, so every object
+  // must be closed. nullptr when out of memory or the handle table is full.
   static std::shared_ptr<Object> create(FinalFn on_final = {});
   // The object for a handle; nullptr once it was finalized (or never existed).
   static std::shared_ptr<Object> from_handle(uint64_t handle);

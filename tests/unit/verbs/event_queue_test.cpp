@@ -302,6 +302,42 @@ TEST(EventQueue, ConcurrentProducersOneConsumerLoseNothing) {
   EXPECT_FALSE(readable(eq->fd()));
 }
 
+TEST(EventQueue, CompletionRacingCancelYieldsExactlyOneEvent) {
+  constexpr uint64_t kN = 3000;
+  auto eq = make(kN);
+  std::vector<Ticket> t;
+  std::atomic<int> hooks{0};
+  for (uint64_t ud = 0; ud < kN; ++ud) {
+    auto r = eq->begin(ud, KBV_EVENT_REQUEST, 1, [&] { ++hooks; });
+    ASSERT_TRUE(r.has_value());
+    t.push_back(*r);
+  }
+  int completed = 0, cancelled = 0;
+  // The driver (a progress thread) completes everything while the
+  // application cancels everything: each request wins exactly one way.
+  std::thread driver([&] {
+    for (auto& x : t) completed += EventQueue::complete(x, Status{}, 0, 0).is_ok();
+  });
+  for (uint64_t ud = 0; ud < kN; ++ud) {
+    Status st = eq->cancel(ud);
+    EXPECT_TRUE(st.is_ok() || st == KBV_ERR_INVALID_STATE) << st.to_string();
+    cancelled += st.is_ok();
+  }
+  driver.join();
+  EXPECT_EQ(completed + cancelled, static_cast<int>(kN));
+  EXPECT_EQ(hooks.load(), cancelled);
+  auto ev = drain(*eq);
+  ASSERT_EQ(ev.size(), kN);
+  std::set<uint64_t> seen;
+  int cancelled_events = 0;
+  for (auto& e : ev) {
+    EXPECT_TRUE(seen.insert(e.user_data).second);
+    cancelled_events += e.status == KBV_ERR_CANCELLED;
+  }
+  EXPECT_EQ(cancelled_events, cancelled);
+  EXPECT_EQ(eq->in_flight(), 0u);
+}
+
 TEST(EventQueue, PollRunsTheProgressHook) {
   auto eq = make(4);
   auto t = eq->begin(1, KBV_EVENT_REQUEST, 0);
