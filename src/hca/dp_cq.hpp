@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// CqPoller: the completion half of the mlx5 data path — reads 64-byte CQEs
+// (rdma-core mlx5dv.h struct mlx5_cqe64 / mlx5_err_cqe, included) from a
+// CQ ring into an array of WorkCompletion, finds the work request each
+// completes, and updates the consumer index.
+//
+// Validity (PRM.md "Data path"; rdma-core cq.c get_sw_cqe): the CQE at
+// ci & (ncqe - 1) is software's when its opcode (op_own >> 4) is not
+// MLX5_CQE_INVALID (15) and its owner bit (op_own & 1) equals
+// (ci & ncqe) != 0. After seeing one, udma_from_device_barrier() before
+// reading the rest of it.
+//
+// Decoding (rdma-core cq.c mlx5_parse_cqe / handle_good_req /
+// handle_responder; all fields big-endian):
+//   qpn       = sop_drop_qpn & 0xFFFFFF (byte 56)
+//   MLX5_CQE_REQ (0): opcode from sop_drop_qpn >> 24 (the WQE's MLX5_OPCODE);
+//             byte_len = byte_cnt for READ, 8 for atomics, else 0; wr_id =
+//             the SQ slot of wqe_counter (byte 60), which also frees the
+//             send ring up to the end of that WQE (SendQueue::complete).
+//   MLX5_CQE_RESP_SEND (2), RESP_SEND_IMM (3), RESP_WR_IMM (1): kRecv /
+//             kRecv (+kImm) / kRecvRdmaImm (+kImm); byte_len = byte_cnt
+//             (byte 44); imm = imm_inval_pkey (byte 36); src_qp =
+//             flags_rqpn & 0xFFFFFF (byte 24, UD), kGrh when flags_rqpn
+//             bits 29:28 are non-zero; wr_id from the QP's RQ (in order) or,
+//             for a QP attached with an SRQ, the SRQ WQE wqe_counter.
+//   MLX5_CQE_REQ_ERR (13) / RESP_ERR (14): status =
+//             kbv_status_from_cqe_syndrome(syndrome, byte 55), vendor_err =
+//             byte 54 kept; the work request found as for 0 / 2.
+//   any other opcode (resize, signature error, SEND_INV ...), or a QPN not
+//             attached: a completion with KBV_ERR_WC_UNKNOWN /
+//             KBV_ERR_INVALID_HANDLE, wr_id 0, logged — never dropped.
+// After the batch, one consumer index update: udma_from_device_barrier()
+// (our CQE reads before the device may reuse the entries), dbrec[0] =
+// ci & 0xFFFFFF (big-endian), and the Cq's software ci (Cq::set_ci, for
+// arming) when the poller was built from a Cq.
+//
+// The QPs whose completions arrive here are attached at setup (attach(),
+// control path, may allocate); poll() looks them up without allocating.
+// After Cq::resize the ring changed: build a new poller.
+// Threading: one thread per CqPoller.
+#pragma once
+
+#include <infiniband/mlx5dv.h>
+
+#include <kbv/status.h>
+#include <kbv/status.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+
+#include "hca/dp_rq.hpp"
+#include "hca/dp_sq.hpp"
+
+namespace kbv::hca {
+
+class Cq;
+
+enum class WcOpcode : uint8_t {
+  kSend,
+  kRdmaWrite,
+  kRdmaRead,
+  kAtomicCs,
+  kAtomicFa,
+  kRecv,
+  kRecvRdmaImm,
+  kUnknown,
+};
+
+namespace wc_flags {
+inline constexpr uint32_t kImm = 1u << 0;  // imm is valid
+inline constexpr uint32_t kGrh = 1u << 1;  // a GRH came with the message (UD)
+}  // namespace wc_flags
+
+struct WorkCompletion {
+  uint64_t wr_id = 0;
+  kbv_status_t status = KBV_SUCCESS;
+  WcOpcode opcode = WcOpcode::kUnknown;
+  uint32_t byte_len = 0;
+  uint32_t imm = 0;  // CPU order
+  uint32_t src_qp = 0;
+  uint32_t qpn = 0;
+  uint32_t flags = 0;  // wc_flags
+  uint8_t syndrome = 0;
+  uint8_t vendor_err = 0;
+};
+
+struct CqRing {
+  std::byte* buf = nullptr;  // ncqe 64-byte CQEs
+  uint32_t ncqe = 0;         // power of two >= 2
+  volatile uint32_t* dbrec = nullptr;
+  uint32_t cqn = 0;
+};
+
+class CqPoller {
+ public:
+  // KBV_ERR_INVALID_ARGUMENT for a missing ring/record or ncqe not a power
+  // of two >= 2 (or above 2^23).
+  static Result<CqPoller> create(const CqRing& ring, uint32_t ci = 0);
+  // The ring of `cq` from its current consumer index; poll() keeps cq.ci().
+  static Result<CqPoller> for_cq(Cq& cq);
+
+  CqPoller(CqPoller&&) noexcept = default;
+  CqPoller& operator=(CqPoller&&) noexcept = default;
+
+  // Completions of `qpn` come to this CQ: its send queue (may be null when
+  // only its receives complete here) and either its receive queue or its SRQ.
+  // KBV_ERR_ALREADY_EXISTS when qpn is attached; KBV_ERR_INVALID_ARGUMENT
+  // for both rq and srq.
+  Status attach(uint32_t qpn, SendQueue* sq, RecvQueue* rq, SrqQueue* srq);
+  Status detach(uint32_t qpn);
+
+  // Fills up to out.size() completions; returns how many.
+  size_t poll(std::span<WorkCompletion> out);
+
+  uint32_t ci() const { return ci_ & 0xFFFFFF; }
+  uint32_t cqn() const { return ring_.cqn; }
+
+ private:
+  struct Queues {
+    SendQueue* sq;
+    RecvQueue* rq;
+    SrqQueue* srq;
+  };
+  CqPoller() = default;
+  void decode(const mlx5_cqe64& cqe, uint8_t opcode, WorkCompletion& wc);
+
+  CqRing ring_;
+  Cq* cq_ = nullptr;
+  uint32_t ci_ = 0;
+  std::unordered_map<uint32_t, Queues> qps_;
+  uint32_t last_qpn_ = 0xFFFFFFFF;  // one-entry lookup cache
+  Queues last_{};
+};
+
+}  // namespace kbv::hca
