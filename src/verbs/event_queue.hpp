@@ -45,6 +45,9 @@ struct Ticket {
 
 // Called (outside the queue's lock, at most once) when a request is cancelled
 // or its queue destroyed while it is in flight: tells the producer to stop.
+// It runs on the cancelling thread; a producer that is single-threaded (the
+// hca driver: Hca/CmdQueue are driven by one thread) must only record the
+// cancel there and act on it from its own progress thread.
 using CancelFn = std::function<void()>;
 
 class EventQueue : public std::enable_shared_from_this<EventQueue> {

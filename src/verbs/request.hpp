@@ -134,6 +134,21 @@ class NotifySlot {
   std::optional<Ticket> t_;
 };
 
+// Adapts a driver completion callback (hca::cmd::Done<T>: one Result<T>) to
+// the ticket's one event: status (with firmware status and syndrome) from the
+// result; object = object_of(value) and info = info_of(value) on success.
+// A completion after a cancel is dropped (EventQueue::complete).
+template <class T, class ObjectOf, class InfoOf>
+std::function<void(Result<T>)> completer(Ticket t, ObjectOf object_of, InfoOf info_of) {
+  return [t = std::move(t), object_of, info_of](Result<T> r) {
+    if (!r.has_value()) {
+      (void)EventQueue::complete(t, r.status(), 0, 0);
+      return;
+    }
+    (void)EventQueue::complete(t, Status{}, object_of(*r), info_of(*r));
+  };
+}
+
 // submit(eq, user_data) starts the request on the private queue eq and
 // returns KBV_PENDING (or KBV_SUCCESS when it finished inline, or an error).
 // progress() drives the device; an error from it (e.g. KBV_ERR_TIMEOUT,

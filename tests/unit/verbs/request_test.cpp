@@ -206,6 +206,30 @@ TEST(NotifySlot, ANewArmCancelsTheOld) {
   EXPECT_EQ(cq->close(nullptr, 0), KBV_SUCCESS);
 }
 
+TEST(Completer, DriverResultBecomesTheEvent) {
+  auto eq = make(4);
+  auto a = eq->begin(1, KBV_EVENT_REQUEST, 0);
+  auto b = eq->begin(2, KBV_EVENT_REQUEST, 0);
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  auto pdn = [](const uint32_t& pd) { return uint64_t{pd} + 0x1000; };
+  auto info = [](const uint32_t& pd) { return uint64_t{pd}; };
+  auto done_a = completer<uint32_t>(*a, pdn, info);
+  auto done_b = completer<uint32_t>(*b, pdn, info);
+  done_a(Result<uint32_t>(7u));
+  done_b(Result<uint32_t>(Status{KBV_ERR_NO_RESOURCES, 0xf, 0xabcd}));
+  done_a(Result<uint32_t>(8u));  // a duplicate completion is dropped
+  auto ev = drain(*eq);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].user_data, 1u);
+  EXPECT_EQ(ev[0].status, KBV_SUCCESS);
+  EXPECT_EQ(ev[0].object, 0x1007u);
+  EXPECT_EQ(ev[0].info, 7u);
+  EXPECT_EQ(ev[1].user_data, 2u);
+  EXPECT_EQ(ev[1].status, KBV_ERR_NO_RESOURCES);
+  EXPECT_EQ(ev[1].fw_status, 0xf);
+  EXPECT_EQ(ev[1].syndrome, 0xabcdu);
+}
+
 TEST(RunSync, DrivesProgressUntilTheEventArrives) {
   Ticket t;
   int calls = 0;
