@@ -33,12 +33,13 @@ inline uint64_t be64_at(const std::byte* p, size_t off) {
 }
 
 class DpFixture : public ::testing::Test {
- protected:
+ public:
   // UAR page 1, first BlueFlame register (512 B: halves of 256 B).
   static constexpr uint64_t kBf = 0x1000 + 0x800;
   static constexpr uint32_t kBfSize = 512;
   static constexpr uint32_t kQpn = 0x12345;
 
+ protected:
   DmaBlock alloc(size_t bytes) {
     auto b = dev.dma_alloc(bytes, 4096);
     EXPECT_TRUE(b.has_value());

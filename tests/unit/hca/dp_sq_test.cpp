@@ -17,7 +17,7 @@ namespace {
 
 namespace st = prm::qpc_st;
 
-using SqTest = DpFixture;
+using DpSqTest = DpFixture;
 
 // Control segment fields at their mlx5dv.h offsets.
 struct Ctrl {
@@ -37,7 +37,7 @@ void expect_data_seg(const std::byte* p, uint32_t len, uint32_t lkey, uint64_t a
   EXPECT_EQ(be64_at(p, offsetof(mlx5_wqe_data_seg, addr)), addr);
 }
 
-TEST_F(SqTest, RcSendGoldenBytesAndBlueFlameCopy) {
+TEST_F(DpSqTest, RcSendGoldenBytesAndBlueFlameCopy) {
   auto q = SendQueue::create(sq_config(st::kRc, 4));
   ASSERT_TRUE(q.has_value());
   const Sge sg[] = {{0x1000, 100, 0x11}, {0x2000, 0, 0x22}, {0x3000, 300, 0x33}};
@@ -69,7 +69,7 @@ TEST_F(SqTest, RcSendGoldenBytesAndBlueFlameCopy) {
   EXPECT_EQ(q->free_blocks(), 16u);
 }
 
-TEST_F(SqTest, RdmaAndAtomicGoldenBytes) {
+TEST_F(DpSqTest, RdmaAndAtomicGoldenBytes) {
   auto q = SendQueue::create(sq_config(st::kRc, 4));
   ASSERT_TRUE(q.has_value());
   const Sge sg[] = {{0xA000, 64, 0x44}};
@@ -152,7 +152,7 @@ TEST_F(SqTest, RdmaAndAtomicGoldenBytes) {
   EXPECT_EQ(q->free_blocks(), 16u);
 }
 
-TEST_F(SqTest, UdSendDatagramSegment) {
+TEST_F(DpSqTest, UdSendDatagramSegment) {
   auto q = SendQueue::create(sq_config(st::kUd, 4));
   ASSERT_TRUE(q.has_value());
   HcaCaps caps;
@@ -191,7 +191,7 @@ TEST_F(SqTest, UdSendDatagramSegment) {
   EXPECT_EQ(q->complete(0), 9u);
 }
 
-TEST_F(SqTest, WqeWrapsAtTheRingEnd) {
+TEST_F(DpSqTest, WqeWrapsAtTheRingEnd) {
   // Four basic blocks; 80-byte UD WQEs take two each. With three 1-BB RC
   // sends first, WQE at pc 3 runs from the last block into block 0.
   auto q = SendQueue::create(sq_config(st::kUd, 2));
@@ -222,7 +222,7 @@ TEST_F(SqTest, WqeWrapsAtTheRingEnd) {
   EXPECT_EQ(q->free_blocks(), 4u);
 }
 
-TEST_F(SqTest, InlineDataPaddedAndWrapped) {
+TEST_F(DpSqTest, InlineDataPaddedAndWrapped) {
   auto q = SendQueue::create(sq_config(st::kRc, 2, 4, 200));
   ASSERT_TRUE(q.has_value());
   std::vector<uint8_t> a(5), b(20);
@@ -265,7 +265,7 @@ TEST_F(SqTest, InlineDataPaddedAndWrapped) {
   EXPECT_EQ(dbrec_word(1), 6u);
 }
 
-TEST_F(SqTest, RefusalsStopTheBatchAndLeaveTheRingUntouched) {
+TEST_F(DpSqTest, RefusalsStopTheBatchAndLeaveTheRingUntouched) {
   auto q = SendQueue::create(sq_config(st::kUc, 3, 2, 16));
   ASSERT_TRUE(q.has_value());
   const Sge sg3[] = {{1, 1, 1}, {2, 2, 2}, {3, 3, 3}};
@@ -311,7 +311,7 @@ TEST_F(SqTest, RefusalsStopTheBatchAndLeaveTheRingUntouched) {
   }
 }
 
-TEST_F(SqTest, QueueFullAndPerTypeOpcodes) {
+TEST_F(DpSqTest, QueueFullAndPerTypeOpcodes) {
   auto q = SendQueue::create(sq_config(st::kRc, 2));
   ASSERT_TRUE(q.has_value());
   const Sge sg1[] = {{0x10, 8, 1}};
@@ -352,7 +352,7 @@ TEST_F(SqTest, QueueFullAndPerTypeOpcodes) {
   EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
 }
 
-TEST_F(SqTest, WithoutBlueFlameOneDoorbellAddress) {
+TEST_F(DpSqTest, WithoutBlueFlameOneDoorbellAddress) {
   SqConfig c = sq_config(st::kRc, 3);
   c.bf_reg_size = 0;
   c.bf_copy = false;
