@@ -35,6 +35,8 @@
 #pragma once
 
 #include "hca/prm/eqe.hpp"
+#include "sim/fw/eq.hpp"
+#include "sim/fw/objects/events.hpp"
 #include "sim/fw/objects/tables.hpp"
 #include "sim/iommu.hpp"
 
@@ -54,6 +56,22 @@ class CqEventSink {
   virtual ~CqEventSink() = default;
   virtual Status completion(uint32_t eqn, uint32_t cqn) = 0;
   virtual Status cq_error(uint32_t cqn, prm::CqErrSyndrome syndrome) = 0;
+};
+
+// The model's sink: the firmware's EQ writer (fw/objects/events.hpp:
+// completion to the CQ's EQ, CQ error to the EQ subscribed to CQ_ERROR).
+class EqCqEvents final : public CqEventSink {
+ public:
+  explicit EqCqEvents(fw::EqTable& eqs) : eqs_(eqs) {}
+  Status completion(uint32_t eqn, uint32_t cqn) override {
+    return fw::post_completion_event(eqs_, eqn, cqn);
+  }
+  Status cq_error(uint32_t cqn, prm::CqErrSyndrome syndrome) override {
+    return fw::post_cq_error(eqs_, cqn, syndrome);
+  }
+
+ private:
+  fw::EqTable& eqs_;
 };
 
 // What one CQE says (zero fields are written as zero).

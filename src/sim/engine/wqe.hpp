@@ -95,7 +95,9 @@ struct UdAv {
   std::array<uint8_t, 6> rmac{};
   uint8_t tclass = 0;
   uint8_t hop_limit = 0;
-  uint32_t grh_gid_fl = 0;  // gid index in 23:20... as written, flow label 19:0
+  // As the driver wrote it (kbv src/hca/ah.hpp, rdma-core mlx5 AH): bit 30 GRH
+  // present, sgid_index in 27:20, flow_label in 19:0.
+  uint32_t grh_gid_fl = 0;
   std::array<uint8_t, 16> rgid{};
 };
 
