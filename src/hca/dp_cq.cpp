@@ -90,7 +90,8 @@ void CqPoller::decode(const mlx5_cqe64& cqe, uint8_t opcode, WorkCompletion& wc)
   const uint16_t wqe_counter = be16toh(cqe.wqe_counter);
   const bool requester = opcode == MLX5_CQE_REQ || opcode == MLX5_CQE_REQ_ERR;
   const bool responder = opcode == MLX5_CQE_RESP_SEND || opcode == MLX5_CQE_RESP_SEND_IMM ||
-                         opcode == MLX5_CQE_RESP_WR_IMM || opcode == MLX5_CQE_RESP_ERR;
+                         opcode == MLX5_CQE_RESP_WR_IMM || opcode == MLX5_CQE_RESP_SEND_INV ||
+                         opcode == MLX5_CQE_RESP_ERR;
   if (requester) {
     wc.opcode = req_opcode(static_cast<uint8_t>(sop >> 24));
     if (q.sq == nullptr) [[unlikely]] {
@@ -119,6 +120,11 @@ void CqPoller::decode(const mlx5_cqe64& cqe, uint8_t opcode, WorkCompletion& wc)
         wc.byte_len = be32toh(cqe.byte_cnt);
       else if (wc.opcode == WcOpcode::kAtomicCs || wc.opcode == WcOpcode::kAtomicFa)
         wc.byte_len = 8;
+      return;
+    case MLX5_CQE_RESP_SEND_INV:
+      wc.imm = be32toh(cqe.imm_inval_pkey);
+      wc.flags |= wc_flags::kInv;
+      wc.byte_len = be32toh(cqe.byte_cnt);
       return;
     case MLX5_CQE_RESP_SEND_IMM:
     case MLX5_CQE_RESP_WR_IMM:

@@ -18,8 +18,9 @@
 //             byte_len = byte_cnt for READ, 8 for atomics, else 0; wr_id =
 //             the SQ slot of wqe_counter (byte 60), which also frees the
 //             send ring up to the end of that WQE (SendQueue::complete).
-//   MLX5_CQE_RESP_SEND (2), RESP_SEND_IMM (3), RESP_WR_IMM (1): kRecv /
-//             kRecv (+kImm) / kRecvRdmaImm (+kImm); byte_len = byte_cnt
+//   MLX5_CQE_RESP_SEND (2), RESP_SEND_IMM (3), RESP_WR_IMM (1),
+//             RESP_SEND_INV (4): kRecv / kRecv (+kImm) / kRecvRdmaImm (+kImm)
+//             / kRecv (+kInv, imm = the invalidated rkey); byte_len = byte_cnt
 //             (byte 44); imm = imm_inval_pkey (byte 36); src_qp =
 //             flags_rqpn & 0xFFFFFF (byte 24, UD), kGrh when flags_rqpn
 //             bits 29:28 are non-zero; wr_id from the QP's RQ (in order) or,
@@ -27,7 +28,7 @@
 //   MLX5_CQE_REQ_ERR (13) / RESP_ERR (14): status =
 //             kbv_status_from_cqe_syndrome(syndrome, byte 55), vendor_err =
 //             byte 54 kept; the work request found as for 0 / 2.
-//   any other opcode (resize, signature error, SEND_INV ...), or a QPN not
+//   any other opcode (resize, no packet, signature error ...), or a QPN not
 //             attached: a completion with KBV_ERR_WC_UNKNOWN /
 //             KBV_ERR_INVALID_HANDLE, wr_id 0, logged — never dropped.
 // After the batch, one consumer index update: udma_from_device_barrier()
@@ -72,6 +73,7 @@ enum class WcOpcode : uint8_t {
 namespace wc_flags {
 inline constexpr uint32_t kImm = 1u << 0;  // imm is valid
 inline constexpr uint32_t kGrh = 1u << 1;  // a GRH came with the message (UD)
+inline constexpr uint32_t kInv = 1u << 2;  // SEND with invalidate: imm = the invalidated rkey
 }  // namespace wc_flags
 
 struct WorkCompletion {

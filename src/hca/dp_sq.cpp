@@ -68,8 +68,7 @@ constexpr bool has_imm(WrOpcode op) {
 Result<SendQueue> SendQueue::create(const SqConfig& cfg) {
   if (cfg.ring == nullptr || cfg.dbrec == nullptr || cfg.bar == nullptr)
     return Status{KBV_ERR_INVALID_ARGUMENT};
-  if (cfg.log_blocks < 1 || cfg.log_blocks > 16 || cfg.qpn > 0xFFFFFF)
-    return Status{KBV_ERR_INVALID_ARGUMENT};
+  if (cfg.log_blocks > 16 || cfg.qpn > 0xFFFFFF) return Status{KBV_ERR_INVALID_ARGUMENT};
   if (cfg.bf_reg_size != 0 && (cfg.bf_reg_size < 16 || (cfg.bf_reg_size & 7) != 0))
     return Status{KBV_ERR_INVALID_ARGUMENT};
   if (!cfg.bar->contains(cfg.bf_offset, cfg.bf_reg_size ? cfg.bf_reg_size : 8) ||
@@ -92,8 +91,7 @@ Result<SendQueue> SendQueue::create(const SqConfig& cfg) {
 
 Result<SendQueue> SendQueue::for_qp(Hca& hca, const Qp& qp, const QpConfig& qp_cfg,
                                     uint32_t bf_index, bool sig_all) {
-  if (!qp.alive() || qp.sq_log() == 0 || bf_index >= prm::kBfRegsPerUar)
-    return Status{KBV_ERR_INVALID_ARGUMENT};
+  if (!qp.alive() || bf_index >= prm::kBfRegsPerUar) return Status{KBV_ERR_INVALID_ARGUMENT};
   const HcaCaps& caps = hca.caps();
   SqConfig c;
   c.ring = qp.mem().buf() + qp.sq_offset();

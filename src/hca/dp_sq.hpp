@@ -144,8 +144,8 @@ struct SqConfig {
 
 class SendQueue {
  public:
-  // KBV_ERR_INVALID_ARGUMENT for a missing ring/record/BAR, a ring outside
-  // 2..2^16 basic blocks, a BlueFlame register outside the BAR, a half
+  // KBV_ERR_INVALID_ARGUMENT for a missing ring/record/BAR, a ring above
+  // 2^16 basic blocks, a BlueFlame register outside the BAR, a half
   // smaller than 8 bytes; KBV_ERR_NOT_SUPPORTED for a QP type other than
   // RC/UC/UD. Allocates the per-slot completion arrays.
   static Result<SendQueue> create(const SqConfig& cfg);

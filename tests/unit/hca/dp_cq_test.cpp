@@ -146,12 +146,18 @@ TEST_F(DpCqTest, ResponderCompletions) {
   EXPECT_EQ(wc[2].byte_len, 4096u);
   EXPECT_EQ(wc[2].imm, 0x12345678u);
   EXPECT_EQ(rq->outstanding(), 1u);
+  // SEND with invalidate consumes a receive too; the rkey comes in imm.
+  put(3, {.opcode = MLX5_CQE_RESP_SEND_INV, .byte_cnt = 12, .imm = 0xABCD});
   // A receive CQE with nothing posted is reported, not invented.
-  put(3, {.opcode = MLX5_CQE_RESP_SEND});
   put(4, {.opcode = MLX5_CQE_RESP_SEND});
   ASSERT_EQ(p->poll(wc), 2u);
   EXPECT_EQ(wc[0].wr_id, 4u);
+  EXPECT_EQ(wc[0].opcode, WcOpcode::kRecv);
+  EXPECT_EQ(wc[0].flags, wc_flags::kInv);
+  EXPECT_EQ(wc[0].imm, 0xABCDu);
+  EXPECT_EQ(wc[0].byte_len, 12u);
   EXPECT_EQ(wc[1].status, KBV_ERR_INVALID_HANDLE);
+  EXPECT_EQ(rq->outstanding(), 0u);
 }
 
 TEST_F(DpCqTest, SrqResponderUsesWqeCounter) {

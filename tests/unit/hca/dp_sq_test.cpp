@@ -348,7 +348,17 @@ TEST_F(DpSqTest, QueueFullAndPerTypeOpcodes) {
   SqConfig c = sq_config(st::kRc, 2);
   c.bf_offset = FakeDevice::kBarBytes;
   EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
-  c = sq_config(st::kRc, 0);
+  // A one-block ring (Qp with max_send_wr 1) works: index 1 reuses block 0.
+  auto one = SendQueue::create(sq_config(st::kRc, 0));
+  ASSERT_TRUE(one.has_value());
+  EXPECT_TRUE(one->post({&w, 1}).is_ok());
+  EXPECT_EQ(one->post({&w, 1}), KBV_ERR_QUEUE_FULL);
+  EXPECT_EQ(one->complete(0), 5u);
+  EXPECT_TRUE(one->post({&w, 1}).is_ok());
+  EXPECT_EQ(ctrl_at(sq_ring.va).opmod_idx_opcode, 1u << 8 | MLX5_OPCODE_SEND);
+  EXPECT_EQ(dbrec_word(1), 2u);
+  c = sq_config(st::kRc, 2);
+  c.log_blocks = 17;  // wqe_index is 16 bits
   EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
 }
 
