@@ -110,7 +110,7 @@ WqeStatus parse_send_bytes(std::span<const std::byte> wqe, uint32_t st, uint32_t
   out->opcode = static_cast<uint8_t>(oio & 0xff);
   out->wqe_index = static_cast<uint16_t>(oio >> 8);
   out->opmod = static_cast<uint8_t>(oio >> 24);
-  out->ds = qd & 0x3f;  // PRM: ds is 6 bits (qpn_ds[5:0])
+  out->ds = qd & 0x3f;  // 6 bits: kernel include/linux/mlx5/qp.h MLX5_WQE_CTRL_DS_MASK
   out->wqebbs = (out->ds + 3) / 4;
   out->fence = (fm & MLX5_WQE_CTRL_FENCE) != 0;
   out->cqe_req = (fm & MLX5_WQE_CTRL_CQ_UPDATE) != 0;
@@ -126,8 +126,9 @@ WqeStatus parse_send_bytes(std::span<const std::byte> wqe, uint32_t st, uint32_t
 
   if (out->wqe_index != wqe_index) return qp_op(WqeVendor::kBadIndex);
   if ((qd >> 8) != (qpn & 0xffffff)) return qp_op(WqeVendor::kBadQpn);
-  if ((qd & 0xff) != out->ds || out->ds == 0 || out->ds * 16u > kMaxSendWqeBytes ||
-      out->ds * 16u > wqe.size())
+  // Bits 7:6 of qpn_ds are reserved and ignored, as the kernel's WQE readers
+  // mask them (mlx5_ib odp.c).
+  if (out->ds == 0 || out->ds * 16u > kMaxSendWqeBytes || out->ds * 16u > wqe.size())
     return qp_op(WqeVendor::kBadDs);
   if (!opcode_allowed(out->opcode, st)) return qp_op(WqeVendor::kBadOpcode);
   if (out->opmod != 0) return qp_op(WqeVendor::kBadOpmod);
@@ -217,7 +218,7 @@ WqeStatus parse_send_wqe(Iommu& iommu, const fw::Qp& qp, uint16_t wqe_index, Par
   std::span<std::byte> ctrl(raw.data(), sizeof(mlx5_wqe_ctrl_seg));
   if (!ring_read(iommu, qp.buf, qp.sq_offset, ring, pos, ctrl).is_ok())
     return qp_op(WqeVendor::kFetchFault);
-  const uint32_t ds = be32(raw.data() + offsetof(mlx5_wqe_ctrl_seg, qpn_ds)) & 0xff;
+  const uint32_t ds = be32(raw.data() + offsetof(mlx5_wqe_ctrl_seg, qpn_ds)) & 0x3f;
   uint64_t bytes = uint64_t{ds} * 16;
   if (bytes > kMaxSendWqeBytes || bytes > ring)
     bytes = sizeof(mlx5_wqe_ctrl_seg);  // rejected below

@@ -12,7 +12,7 @@
 //     `index` starts in block index & (n - 1) and spans ds 16-byte units,
 //     wrapping from the ring end to its start (rdma-core qp.c wraps the same);
 //   * ctrl: opmod_idx_opcode = opmod << 24 | wqe_index << 8 | opcode,
-//     qpn_ds = qpn << 8 | ds, fm_ce_se (MLX5_WQE_CTRL_FENCE /
+//     qpn_ds = qpn << 8 | ds (ds 6 bits), fm_ce_se (MLX5_WQE_CTRL_FENCE /
 //     _CQ_UPDATE / _SOLICITED), imm (big-endian on the wire, kept as read);
 //   * segments by opcode: RDMA_WRITE(_IMM) / RDMA_READ: raddr; ATOMIC_CS/FA:
 //     raddr + atomic + one 8-byte data segment; UD sends: datagram (48 B)
