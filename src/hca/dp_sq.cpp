@@ -69,10 +69,12 @@ Result<SendQueue> SendQueue::create(const SqConfig& cfg) {
   if (cfg.ring == nullptr || cfg.dbrec == nullptr || cfg.bar == nullptr)
     return Status{KBV_ERR_INVALID_ARGUMENT};
   if (cfg.log_blocks > 16 || cfg.qpn > 0xFFFFFF) return Status{KBV_ERR_INVALID_ARGUMENT};
-  if (cfg.bf_reg_size != 0 && (cfg.bf_reg_size < 16 || (cfg.bf_reg_size & 7) != 0))
-    return Status{KBV_ERR_INVALID_ARGUMENT};
-  if (!cfg.bar->contains(cfg.bf_offset, cfg.bf_reg_size ? cfg.bf_reg_size : 8) ||
-      (cfg.bf_offset & 7) != 0)
+  // A register of 2^n >= 16 bytes (two halves of >= 8), 8-byte aligned;
+  // 64-byte aligned when whole WQEs are copied into it.
+  const uint32_t reg = cfg.bf_reg_size;
+  if (reg != 0 && (reg < 16 || (reg & (reg - 1)) != 0)) return Status{KBV_ERR_INVALID_ARGUMENT};
+  if (!cfg.bar->contains(cfg.bf_offset, reg ? reg : 8) || (cfg.bf_offset & 7) != 0 ||
+      (cfg.bf_copy && (cfg.bf_offset & 63) != 0))
     return Status{KBV_ERR_INVALID_ARGUMENT};
   SendQueue q;
   switch (cfg.st) {
@@ -100,6 +102,7 @@ Result<SendQueue> SendQueue::for_qp(Hca& hca, const Qp& qp, const QpConfig& qp_c
   c.bar = &hca.io().bar0();
   // rdma-core mlx5 (bf_reg_size = 1 << log_bf_reg_size, each register used
   // in two halves) and kernel MLX5_BF_OFFSET: register i at UAR + 0x800 + i * size.
+  if (caps.log_bf_reg_size > 11) return Status{KBV_ERR_INVALID_ARGUMENT};  // > 2 KiB: not a UAR's
   const uint32_t reg = caps.log_bf_reg_size ? 1u << caps.log_bf_reg_size : 0;
   c.bf_reg_size = reg;
   c.bf_offset = hca.uar().bar_offset() + prm::kUarBlueflameOff + uint64_t{bf_index} * reg;

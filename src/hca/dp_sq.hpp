@@ -145,9 +145,9 @@ struct SqConfig {
 class SendQueue {
  public:
   // KBV_ERR_INVALID_ARGUMENT for a missing ring/record/BAR, a ring above
-  // 2^16 basic blocks, a BlueFlame register outside the BAR, a half
-  // smaller than 8 bytes; KBV_ERR_NOT_SUPPORTED for a QP type other than
-  // RC/UC/UD. Allocates the per-slot completion arrays.
+  // 2^16 basic blocks, a BlueFlame register outside the BAR, not a power of
+  // two >= 16 bytes, or (with bf_copy) not 64-byte aligned; KBV_ERR_NOT_SUPPORTED for a QP type
+  // other than RC/UC/UD. Allocates the per-slot completion arrays.
   static Result<SendQueue> create(const SqConfig& cfg);
   // The send ring of `qp` (created with `qp_cfg`) and BlueFlame register
   // `bf_index` (0..3, prm::kBfRegsPerUar) of the Hca's UAR.

@@ -358,6 +358,14 @@ TEST_F(DpSqTest, QueueFullAndPerTypeOpcodes) {
   EXPECT_EQ(ctrl_at(sq_ring.va).opmod_idx_opcode, 1u << 8 | MLX5_OPCODE_SEND);
   EXPECT_EQ(dbrec_word(1), 2u);
   c = sq_config(st::kRc, 2);
+  c.bf_reg_size = 48;  // not a power of two
+  EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
+  c = sq_config(st::kRc, 2);
+  c.bf_offset = kBf + 8;  // BlueFlame copies need 64-byte alignment
+  EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
+  c.bf_copy = false;
+  EXPECT_TRUE(SendQueue::create(c).has_value());
+  c = sq_config(st::kRc, 2);
   c.log_blocks = 17;  // wqe_index is 16 bits
   EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
 }
