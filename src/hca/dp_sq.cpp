@@ -137,7 +137,10 @@ Status SendQueue::check(const SendWr& wr, uint32_t* ds) const {
   if (wr.flags & send_flags::kInline) {
     if (op == WrOpcode::kRdmaRead) return Status{KBV_ERR_INVALID_ARGUMENT};
     uint64_t total = 0;
-    for (const Sge& s : wr.sg) total += s.length;
+    for (const Sge& s : wr.sg) {
+      if (s.length != 0 && s.addr == 0) return Status{KBV_ERR_INVALID_ARGUMENT};
+      total += s.length;
+    }
     if (total > cfg_.max_inline) return Status{KBV_ERR_INLINE_TOO_LARGE};
     if (total) n += static_cast<uint32_t>((4 + total + 15) / 16);
   } else {
@@ -185,16 +188,19 @@ void SendQueue::build(const SendWr& wr, uint32_t ds) {
       const uint32_t bytes = (4 + total + 15) / 16 * 16;
       const size_t start = ((size_t{pc} << 6) + (size_t{u} << 4)) & ring_mask_;
       const size_t ring = ring_mask_ + 1;
+      // Copies len bytes from src (nullptr: zeros) to byte `off` of the
+      // inline segment, continuing at the ring start past the ring end.
       auto put = [&](size_t off, const void* src, size_t len) {
         size_t pos = (start + off) & ring_mask_;
         const auto* s = static_cast<const std::byte*>(src);
         while (len) {
           const size_t chunk = std::min(len, ring - pos);
-          if (s)
+          if (s != nullptr) {
             std::memcpy(cfg_.ring + pos, s, chunk);
-          else
+            s += chunk;
+          } else {
             std::memset(cfg_.ring + pos, 0, chunk);
-          if (s) s += chunk;
+          }
           len -= chunk;
           pos = 0;
         }

@@ -35,12 +35,12 @@
 // RC: all) -> KBV_ERR_INVALID_WR_TYPE; sge count above max_send_sge ->
 // KBV_ERR_TOO_MANY_SGE; inline total above max_inline_data ->
 // KBV_ERR_INLINE_TOO_LARGE; inline on READ/atomics, an atomic whose list is
-// not one 8-byte SGE, a UD request without an Ah or with a QPN wider than
-// 24 bits -> KBV_ERR_INVALID_ARGUMENT; not enough free basic blocks ->
-// KBV_ERR_QUEUE_FULL. The first refused request stops the batch: the
-// requests before it are posted (and the doorbell rung for them), it and
-// those after it are not, the ring past the last posted WQE is untouched,
-// *bad_index names it (as ibv_post_send's bad_wr).
+// not one 8-byte SGE, inline bytes at CPU address 0, a UD request without
+// an Ah or with a QPN wider than 24 bits -> KBV_ERR_INVALID_ARGUMENT; not
+// enough free basic blocks -> KBV_ERR_QUEUE_FULL. The first refused request
+// stops the batch: the requests before it are posted (and the doorbell rung
+// for them), it and those after it are not, the ring past the last posted
+// WQE is untouched, *bad_index names it (as ibv_post_send's bad_wr).
 //
 // Doorbell (PRM.md "Data path"; rdma-core qp.c post_send_db): after the
 // WQEs, udma_to_device_barrier(); doorbell record dbrec[1] = send counter

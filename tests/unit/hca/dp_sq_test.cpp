@@ -334,6 +334,9 @@ TEST_F(DpSqTest, QueueFullAndPerTypeOpcodes) {
   EXPECT_EQ(q->post({&atom, 1}), KBV_ERR_INVALID_ARGUMENT);
   const SendWr rd{.opcode = WrOpcode::kRdmaRead, .flags = send_flags::kInline, .sg = sg1};
   EXPECT_EQ(q->post({&rd, 1}), KBV_ERR_INVALID_ARGUMENT);
+  const Sge null_bytes[] = {{0, 4, 0}};
+  const SendWr inl0{.opcode = WrOpcode::kSend, .flags = send_flags::kInline, .sg = null_bytes};
+  EXPECT_EQ(q->post({&inl0, 1}), KBV_ERR_INVALID_ARGUMENT);
 
   // UD: sends only, and an address handle is required.
   auto ud = SendQueue::create(sq_config(st::kUd, 2));
