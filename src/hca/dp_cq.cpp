@@ -140,13 +140,14 @@ void CqPoller::decode(const mlx5_cqe64& cqe, uint8_t opcode, WorkCompletion& wc)
     }
     case MLX5_CQE_REQ_ERR:
     case MLX5_CQE_RESP_ERR: {
-      const auto& e = reinterpret_cast<const mlx5_err_cqe&>(cqe);
-      wc.syndrome = e.syndrome;
-      wc.vendor_err = e.vendor_err_synd;
-      wc.status = kbv_status_from_cqe_syndrome(e.syndrome);
-      if (e.syndrome != MLX5_CQE_SYNDROME_WR_FLUSH_ERR)
+      // mlx5_err_cqe overlays the same 64 bytes; read its bytes directly.
+      const auto* raw = reinterpret_cast<const uint8_t*>(&cqe);
+      wc.syndrome = raw[offsetof(mlx5_err_cqe, syndrome)];
+      wc.vendor_err = raw[offsetof(mlx5_err_cqe, vendor_err_synd)];
+      wc.status = kbv_status_from_cqe_syndrome(wc.syndrome);
+      if (wc.syndrome != MLX5_CQE_SYNDROME_WR_FLUSH_ERR)
         log::debug(kLog, "cq {:#x}: qpn {:#x} error CQE syndrome {:#x} vendor {:#x}", ring_.cqn,
-                   wc.qpn, e.syndrome, e.vendor_err_synd);
+                   wc.qpn, wc.syndrome, wc.vendor_err);
       return;
     }
     default:
