@@ -3,6 +3,7 @@
 
 #include <endian.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/log.hpp"
@@ -76,6 +77,13 @@ Result<SendQueue> SendQueue::create(const SqConfig& cfg) {
   if (!cfg.bar->contains(cfg.bf_offset, reg ? reg : 8) || (cfg.bf_offset & 7) != 0 ||
       (cfg.bf_copy && (cfg.bf_offset & 63) != 0))
     return Status{KBV_ERR_INVALID_ARGUMENT};
+  // The largest WQE this queue can build: qpn_ds carries its size in 6 bits
+  // (mlx5dv.h MLX5_WQE_CTRL_DS_MASK 0x3f), and it must fit in the ring.
+  const uint64_t seg = cfg.st == st::kUd ? 3 : cfg.st == st::kRc ? 2 : 1;
+  const uint64_t data = std::max<uint64_t>({cfg.max_sge, (4ull + cfg.max_inline + 15) / 16, 1});
+  const uint64_t max_ds = 1 + seg + data;
+  if (max_ds > 0x3F || (max_ds * 16 + 63) / 64 > (1ull << cfg.log_blocks))
+    return Status{KBV_ERR_LIMIT_EXCEEDED};
   SendQueue q;
   switch (cfg.st) {
     case st::kRc: q.post_ = &SendQueue::post_impl<st::kRc>; break;

@@ -146,8 +146,10 @@ class SendQueue {
  public:
   // KBV_ERR_INVALID_ARGUMENT for a missing ring/record/BAR, a ring above
   // 2^16 basic blocks, a BlueFlame register outside the BAR, not a power of
-  // two >= 16 bytes, or (with bf_copy) not 64-byte aligned; KBV_ERR_NOT_SUPPORTED for a QP type
-  // other than RC/UC/UD. Allocates the per-slot completion arrays.
+  // two >= 16 bytes, or (with bf_copy) not 64-byte aligned;
+  // KBV_ERR_LIMIT_EXCEEDED when the largest WQE max_sge / max_inline allow
+  // is above 63 16-byte units (the 6-bit ds) or larger than the ring; KBV_ERR_NOT_SUPPORTED for a
+  // QP type other than RC/UC/UD. Allocates the per-slot completion arrays.
   static Result<SendQueue> create(const SqConfig& cfg);
   // The send ring of `qp` (created with `qp_cfg`) and BlueFlame register
   // `bf_index` (0..3, prm::kBfRegsPerUar) of the Hca's UAR.

@@ -352,7 +352,7 @@ TEST_F(DpSqTest, QueueFullAndPerTypeOpcodes) {
   c.bf_offset = FakeDevice::kBarBytes;
   EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
   // A one-block ring (Qp with max_send_wr 1) works: index 1 reuses block 0.
-  auto one = SendQueue::create(sq_config(st::kRc, 0));
+  auto one = SendQueue::create(sq_config(st::kRc, 0, 1, 0));
   ASSERT_TRUE(one.has_value());
   EXPECT_TRUE(one->post({&w, 1}).is_ok());
   EXPECT_EQ(one->post({&w, 1}), KBV_ERR_QUEUE_FULL);
@@ -368,6 +368,15 @@ TEST_F(DpSqTest, QueueFullAndPerTypeOpcodes) {
   EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
   c.bf_copy = false;
   EXPECT_TRUE(SendQueue::create(c).has_value());
+  // WQE size limits: ds is 6 bits; a WQE must fit in the ring.
+  c = sq_config(st::kRc, 6, 60);  // 1 + 2 + 60 units = 63: fits the 6 bits
+  EXPECT_TRUE(SendQueue::create(c).has_value());
+  c = sq_config(st::kRc, 6, 61);
+  EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_LIMIT_EXCEEDED);
+  c = sq_config(st::kUd, 6, 1, 1000);
+  EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_LIMIT_EXCEEDED);
+  c = sq_config(st::kUd, 0, 1, 0);  // 80 bytes: two blocks in a one-block ring
+  EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_LIMIT_EXCEEDED);
   c = sq_config(st::kRc, 2);
   c.log_blocks = 17;  // wqe_index is 16 bits
   EXPECT_EQ(SendQueue::create(c).status(), KBV_ERR_INVALID_ARGUMENT);
