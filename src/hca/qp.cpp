@@ -73,7 +73,11 @@ Status Qp::create(Hca& hca, const QpConfig& cfg, cmd::Done<std::unique_ptr<Qp>> 
   const uint32_t seg = ud ? 48u : rc ? 32u : 16u;
   const uint32_t inl = cfg.max_inline_data ? (4 + cfg.max_inline_data + 15) / 16 * 16 : 0;
   const uint32_t wqe = 16 + seg + std::max(16u * std::max(1u, cfg.max_send_sge), inl);
-  if (wqe > caps.max_wqe_sz_sq) return Status{KBV_ERR_LIMIT_EXCEEDED};
+  // The WQE's size travels in the 6-bit ds field of its control segment
+  // (mlx5dv.h MLX5_WQE_CTRL_DS_MASK): at most 63 16-byte units, whatever the
+  // device advertises, so the send path (dp_sq) can always post it.
+  constexpr uint32_t kMaxDsBytes = 0x3F * 16;
+  if (wqe > caps.max_wqe_sz_sq || wqe > kMaxDsBytes) return Status{KBV_ERR_LIMIT_EXCEEDED};
   qp->wqe_blocks_ = (wqe + kBasicBlock - 1) / kBasicBlock;
   qp->sq_log_ = log2_ceil(uint64_t{cfg.max_send_wr} * qp->wqe_blocks_);
   if (qp->sq_log_ > caps.log_max_qp_sz) return Status{KBV_ERR_LIMIT_EXCEEDED};

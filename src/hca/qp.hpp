@@ -16,7 +16,8 @@
 //   log2ceil(max_recv_wr). With an SRQ (or max_recv_wr == 0) there is no own
 //   receive queue (rq_type SRQ / zero-length).
 //   Refused before the command with KBV_ERR_LIMIT_EXCEEDED: a send WQE above
-//   caps.max_wqe_sz_sq, a receive stride above caps.max_wqe_sz_rq, a queue
+//   caps.max_wqe_sz_sq or 1008 B (63 16-B units, the control segment's ds
+//   field), a receive stride above caps.max_wqe_sz_rq, a queue
 //   above 2^caps.log_max_qp_sz.
 //
 // State: state() is the driver's view, updated when a transition succeeds

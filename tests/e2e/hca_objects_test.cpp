@@ -562,6 +562,19 @@ TEST_F(HcaObjects, SrqCreateArmQueryAndQpOnIt) {
   qc.max_send_wr = 1u << (n.hca->caps().log_max_qp_sz + 1);
   EXPECT_EQ(hca::Qp::create(*n.hca, qc, [](Result<std::unique_ptr<hca::Qp>>) {}),
             KBV_ERR_LIMIT_EXCEEDED);
+  // The model advertises max_wqe_sz_sq 1024, but a WQE's size is carried in
+  // the 6-bit ds field (63 x 16 B): an RC WQE of 16 + 32 + 61 x 16 = 1024 B is
+  // refused, one of 1008 B passes the size check.
+  ASSERT_GE(n.hca->caps().max_wqe_sz_sq, 1024u);
+  qc.max_send_wr = 8;
+  qc.max_send_sge = 61;
+  EXPECT_EQ(hca::Qp::create(*n.hca, qc, [](Result<std::unique_ptr<hca::Qp>>) {}),
+            KBV_ERR_LIMIT_EXCEEDED);
+  qc.max_send_sge = 60;
+  auto fits =
+      sync<std::unique_ptr<hca::Qp>>(n, [&](auto cb) { return hca::Qp::create(*n.hca, qc, cb); });
+  ASSERT_TRUE(fits.has_value()) << fits.status().to_string();
+  EXPECT_TRUE(destroy(n, **fits).is_ok());
 
   EXPECT_TRUE(destroy(n, *qp).is_ok());
   EXPECT_TRUE(destroy(n, s).is_ok());
