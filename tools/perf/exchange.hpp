@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// kbv-perf's out-of-band channel: a TCP connection over which the two sides
+// exchange their test parameters and QP information before the test and
+// synchronise around it, as perftest's ctx_hand_shake does
+// (linux-rdma/perftest src/perftest_communication.c: each side sends its
+// lid, qpn, psn, rkey, vaddr and GID as one fixed text message and reads the
+// peer's).
+//
+// Messages are text lines ending in '\n' (at most kMaxLine bytes), so a
+// capture of the exchange is readable:
+//   PARAMS test=write conn=RC atomic=FETCH_AND_ADD lat=1 bw=1 lat_sizes=2,4
+//          bw_sizes=65536 lat_iters=1000 bw_iters=5000 tx_depth=128 inline=0
+//          cq_mod=100 qps=1 no_peak=0                       (one line)
+//   QP <lid>:<qpn>:<psn>:<rkey>:<vaddr>:<qkey>:<gid>         (hex fields)
+//   SYNC <tag>                                               (barrier)
+//   RESULT <tag> <text>                                      (verification)
+//
+// A Channel is used from one thread at a time. Every call that waits has a
+// timeout and returns KBV_ERR_TIMEOUT when it passes, KBV_ERR_IO when the
+// peer closes or the socket fails, KBV_ERR_INVALID_ARGUMENT for a malformed
+// message.
+#pragma once
+
+#include <kbv/status.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "perf/options.hpp"
+
+namespace kbv::perf {
+
+inline constexpr size_t kMaxLine = 4096;
+
+// What one side tells the other about one of its QPs and its buffer.
+struct QpInfo {
+  uint16_t lid = 0;               // 0 on RoCE
+  uint32_t qpn = 0;               // 24 bits
+  uint32_t psn = 0;               // 24 bits: the first PSN this side sends with
+  uint32_t rkey = 0;              // of the buffer the peer may access
+  uint64_t vaddr = 0;             // start of that buffer
+  uint32_t qkey = 0;              // UD: the Q_Key the QP accepts
+  std::array<uint8_t, 16> gid{};  // the port GID (RoCEv2: ::ffff:a.b.c.d)
+
+  friend bool operator==(const QpInfo&, const QpInfo&) = default;
+};
+
+std::string encode(const QpInfo& q);  // "QP ..." without '\n'
+Result<QpInfo> decode_qp_info(std::string_view line);
+std::string encode(const TestParams& p);                  // "PARAMS ..." without '\n'
+Result<TestParams> decode_params(std::string_view line);  // also validate()s them
+
+class Channel {
+ public:
+  Channel() = default;
+  explicit Channel(int fd) : fd_(fd) {}
+  ~Channel();
+  Channel(Channel&& o) noexcept;
+  Channel& operator=(Channel&& o) noexcept;
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // Server: listen on port (all IPv4 addresses; 0 picks a free port, see
+  // Listener::port) and accept one client within timeout.
+  // Client: connect to host:port, retrying until timeout (the server may
+  // still be starting).
+  static Result<Channel> connect(const std::string& host, uint16_t port,
+                                 std::chrono::milliseconds timeout);
+
+  int fd() const { return fd_; }
+  Status send_line(std::string_view line);  // adds '\n'; line has none
+  Result<std::string> recv_line(std::chrono::milliseconds timeout);
+
+  // Send ours, then read theirs (both sides may call it at once: the lines are
+  // small enough never to block on the socket buffer).
+  Result<QpInfo> exchange(const QpInfo& mine, std::chrono::milliseconds timeout);
+  // Both sides reach the same tag before either goes on.
+  Status sync(std::string_view tag, std::chrono::milliseconds timeout);
+
+ private:
+  int fd_ = -1;
+  std::string buf_;  // bytes received beyond the last line returned
+};
+
+class Listener {
+ public:
+  Listener() = default;
+  ~Listener();
+  Listener(Listener&& o) noexcept;
+  Listener& operator=(Listener&& o) noexcept;
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  // Listens on 0.0.0.0:port (SO_REUSEADDR); port 0 picks a free one.
+  static Result<Listener> listen(uint16_t port);
+  uint16_t port() const { return port_; }
+  Result<Channel> accept(std::chrono::milliseconds timeout);
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+}  // namespace kbv::perf
