@@ -72,23 +72,25 @@ int remaining_ms(Clock::time_point deadline) {
 std::string encode(const QpInfo& q) {
   std::string gid;
   for (uint8_t b : q.gid) gid += fmt::format("{:02x}", b);
-  return fmt::format("QP {:04x}:{:06x}:{:06x}:{:08x}:{:016x}:{:08x}:{}", q.lid, q.qpn, q.psn,
-                     q.rkey, q.vaddr, q.qkey, gid);
+  return fmt::format("QP {:04x}:{:06x}:{:06x}:{:08x}:{:016x}:{:08x}:{:x}:{:012x}:{}", q.lid, q.qpn,
+                     q.psn, q.rkey, q.vaddr, q.qkey, q.mtu, q.mac, gid);
 }
 
 Result<QpInfo> decode_qp_info(std::string_view line) {
   if (!line.starts_with("QP ")) return KBV_ERR_INVALID_ARGUMENT;
   auto f = split(line.substr(3), ':');
-  if (f.size() != 7 || f[6].size() != 32) return KBV_ERR_INVALID_ARGUMENT;
+  if (f.size() != 9 || f[8].size() != 32) return KBV_ERR_INVALID_ARGUMENT;
   QpInfo q;
   if (!parse_num(f[0], q.lid, 16) || !parse_num(f[1], q.qpn, 16) || !parse_num(f[2], q.psn, 16) ||
       !parse_num(f[3], q.rkey, 16) || !parse_num(f[4], q.vaddr, 16) ||
-      !parse_num(f[5], q.qkey, 16)) {
+      !parse_num(f[5], q.qkey, 16) || !parse_num(f[6], q.mtu, 16) || !parse_num(f[7], q.mac, 16)) {
     return KBV_ERR_INVALID_ARGUMENT;
   }
-  if (q.qpn > 0xffffff || q.psn > 0xffffff) return KBV_ERR_INVALID_ARGUMENT;
+  if (q.qpn > 0xffffff || q.psn > 0xffffff || q.mac > 0xffffffffffffull) {
+    return KBV_ERR_INVALID_ARGUMENT;
+  }
   for (size_t i = 0; i < 16; ++i) {
-    if (!parse_num(f[6].substr(2 * i, 2), q.gid[i], 16)) return KBV_ERR_INVALID_ARGUMENT;
+    if (!parse_num(f[8].substr(2 * i, 2), q.gid[i], 16)) return KBV_ERR_INVALID_ARGUMENT;
   }
   return q;
 }

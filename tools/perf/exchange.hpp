@@ -12,7 +12,7 @@
 //   PARAMS test=write conn=RC atomic=FETCH_AND_ADD lat=1 bw=1 lat_sizes=2,4
 //          bw_sizes=65536 lat_iters=1000 bw_iters=5000 tx_depth=128 inline=0
 //          cq_mod=100 qps=1 no_peak=0                       (one line)
-//   QP <lid>:<qpn>:<psn>:<rkey>:<vaddr>:<qkey>:<gid>         (hex fields)
+//   QP <lid>:<qpn>:<psn>:<rkey>:<vaddr>:<qkey>:<mtu>:<mac>:<gid>   (hex fields)
 //   SYNC <tag>                                               (barrier)
 //   RESULT <tag> <text>                                      (verification)
 //
@@ -38,12 +38,14 @@ inline constexpr size_t kMaxLine = 4096;
 
 // What one side tells the other about one of its QPs and its buffer.
 struct QpInfo {
-  uint16_t lid = 0;               // 0 on RoCE
-  uint32_t qpn = 0;               // 24 bits
-  uint32_t psn = 0;               // 24 bits: the first PSN this side sends with
-  uint32_t rkey = 0;              // of the buffer the peer may access
-  uint64_t vaddr = 0;             // start of that buffer
-  uint32_t qkey = 0;              // UD: the Q_Key the QP accepts
+  uint16_t lid = 0;    // 0 on RoCE
+  uint32_t qpn = 0;    // 24 bits
+  uint32_t psn = 0;    // 24 bits: the first PSN this side sends with
+  uint32_t rkey = 0;   // of the buffer the peer may access
+  uint64_t vaddr = 0;  // start of that buffer
+  uint32_t qkey = 0;   // UD: the Q_Key the QP accepts
+  uint32_t mtu = 0;    // the port's active MTU (kbv_mtu_t code); both sides use the lower one
+  uint64_t mac = 0;    // RoCE: the MAC of the GID below (48 bits), the peer's next hop
   std::array<uint8_t, 16> gid{};  // the port GID (RoCEv2: ::ffff:a.b.c.d)
 
   friend bool operator==(const QpInfo&, const QpInfo&) = default;

@@ -22,6 +22,8 @@ QpInfo sample_qp() {
   q.rkey = 0xdeadbeef;
   q.vaddr = 0x00007f0012345000ull;
   q.qkey = 0x11111111;
+  q.mtu = 3;
+  q.mac = 0x02000000abcdull;
   q.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 2};
   return q;
 }
@@ -30,7 +32,7 @@ TEST(PerfExchange, QpInfoRoundTrips) {
   const QpInfo q = sample_qp();
   const std::string line = encode(q);
   EXPECT_EQ(line,
-            "QP 0000:abcdef:123456:deadbeef:00007f0012345000:11111111:"
+            "QP 0000:abcdef:123456:deadbeef:00007f0012345000:11111111:3:02000000abcd:"
             "00000000000000000000ffff7f000002");
   auto back = decode_qp_info(line);
   ASSERT_TRUE(back);
@@ -41,8 +43,10 @@ TEST(PerfExchange, MalformedQpInfoRefused) {
   std::string good = encode(sample_qp());
   for (const std::string& bad :
        {std::string("QP"), std::string("XX") + good.substr(2), good.substr(0, good.size() - 1),
-        good + ":00", std::string("QP 0000:1abcdef:123456:deadbeef:0:0:") + std::string(32, '0'),
-        std::string("QP 0000:zz:123456:deadbeef:0:0:") + std::string(32, '0')}) {
+        good + ":00",
+        std::string("QP 0000:1abcdef:123456:deadbeef:0:0:0:0:") + std::string(32, '0'),
+        std::string("QP 0000:zz:123456:deadbeef:0:0:0:0:") + std::string(32, '0'),
+        std::string("QP 0000:1:2:3:4:5:6:1000000000000:") + std::string(32, '0')}) {
     auto r = decode_qp_info(bad);
     EXPECT_FALSE(r) << bad;
     EXPECT_EQ(r.status(), KBV_ERR_INVALID_ARGUMENT);
