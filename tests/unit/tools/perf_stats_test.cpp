@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// kbv-perf statistics against hand-computed perftest figures.
+// kbv-perf statistics against hand-computed perftest figures; data patterns.
 #include "perf/stats.hpp"
 
 #include <gtest/gtest.h>
 
 #include <vector>
+
+#include "perf/pattern.hpp"
 
 namespace kbv::perf {
 namespace {
@@ -105,6 +107,29 @@ TEST(PerfSweep, PowersOfTwoUpToMax) {
   EXPECT_EQ(sweep_sizes(100), (std::vector<uint64_t>{2, 4, 8, 16, 32, 64}));
   EXPECT_EQ(sweep_sizes(1u << 23).size(), 23u);
   EXPECT_EQ(sweep_sizes(1u << 23).back(), 1u << 23);
+}
+
+}  // namespace
+}  // namespace kbv::perf
+
+namespace kbv::perf {
+namespace {
+
+TEST(PerfPattern, FillCheckAndTags) {
+  std::vector<uint8_t> buf(1000);
+  fill_pattern(buf, pattern_seed(0, 0));
+  EXPECT_FALSE(check_pattern(buf, pattern_seed(0, 0)));
+  // Another side's or QP's pattern differs.
+  EXPECT_TRUE(check_pattern(buf, pattern_seed(1, 0)));
+  EXPECT_TRUE(check_pattern(buf, pattern_seed(0, 1)));
+  buf[517] ^= 1;
+  EXPECT_EQ(check_pattern(buf, pattern_seed(0, 0)), 517u);
+  buf[517] ^= 1;
+  buf.back() = iteration_tag(41);
+  EXPECT_FALSE(check_pattern(buf, pattern_seed(0, 0), iteration_tag(41)));
+  EXPECT_EQ(check_pattern(buf, pattern_seed(0, 0), iteration_tag(42)), 999u);
+  for (uint64_t i = 0; i < 1000; ++i) EXPECT_NE(iteration_tag(i), 0);
+  EXPECT_NE(iteration_tag(0), iteration_tag(1));
 }
 
 }  // namespace
