@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// kbv-perf: perftest-style latency and bandwidth on kbv (RC RDMA WRITE, SEND,
+// RDMA READ, atomics; UD SEND), server and client in two processes that
+// exchange QP information over TCP, or --loopback with two model HCAs in one
+// process. Options in tools/perf/options.hpp; the phases in session.hpp.
+// Public API (kbv/kbv.hpp) only.
+//
+// Exit status: 0 when every phase ran and its data was verified on both
+// sides, 1 on a failure (printed on stderr), 2 on a usage error.
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <kbv/kbv.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "kbv-perf/endpoint.hpp"
+#include "kbv-perf/session.hpp"
+#include "perf/exchange.hpp"
+#include "perf/options.hpp"
+#include "perf/progress.hpp"
+#include "perf/report.hpp"
+
+namespace kbv::perf {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string status_text(Status s) {
+  return fmt::format("{} ({})", kbv_status_name(s.code()), kbv_status_message(s.code()));
+}
+
+// The device a side uses: the one named, else the index-th listed (the model
+// "sim:<index>" when fewer are listed).
+std::string pick_device(const std::string& named, size_t index) {
+  if (!named.empty()) return named;
+  auto list = Device::list();
+  if (list && list->size() > index) return (*list)[index].uri;
+  return fmt::format("sim:{}", index);
+}
+
+// Creates the endpoint, exchanges QP information, connects every QP.
+Result<std::unique_ptr<Endpoint>> connect_side(const std::string& uri, const TestParams& p,
+                                               unsigned side, Channel& ch, std::string& why) {
+  auto ep = Endpoint::create(uri, p, side);
+  if (!ep) {
+    why = fmt::format("{}: {}", uri, status_text(ep.status()));
+    return ep.status();
+  }
+  for (uint32_t q = 0; q < p.num_qps; ++q) {
+    auto peer = ch.exchange((*ep)->local_info(q), kCtrlTimeout);
+    if (!peer) {
+      why = fmt::format("QP information exchange: {}", status_text(peer.status()));
+      return peer.status();
+    }
+    if (Status s = (*ep)->connect(q, *peer); !s) {
+      why = fmt::format("connecting QP {}: {}", q, status_text(s));
+      return s;
+    }
+  }
+  if (Status s = ch.sync("connected", kCtrlTimeout); !s) {
+    why = fmt::format("sync after connect: {}", status_text(s));
+    return s;
+  }
+  return std::move(*ep);
+}
+
+// The server's side of one session on ch. Returns the exit status.
+int serve(Channel& ch, const std::string& device, bool quiet) {
+  auto line = ch.recv_line(kCtrlTimeout);
+  if (!line) {
+    fmt::print(stderr, "kbv-perf server: no test parameters: {}\n", status_text(line.status()));
+    return 1;
+  }
+  auto params = decode_params(*line);
+  if (!params) {
+    (void)ch.send_line("ERR invalid test parameters");
+    fmt::print(stderr, "kbv-perf server: invalid test parameters: {}\n", *line);
+    return 1;
+  }
+  (void)ch.send_line("OK");
+  std::string why;
+  auto ep = connect_side(pick_device(device, quiet ? 1 : 0), *params, 1, ch, why);
+  if (!ep) {
+    fmt::print(stderr, "kbv-perf server: {}\n", why);
+    return 1;
+  }
+  std::string detail;
+  Status s = run_server(**ep, ch, detail);
+  if (!s) {
+    fmt::print(stderr, "kbv-perf server: {}: {}\n", status_text(s), detail);
+    return 1;
+  }
+  if (!quiet) fmt::print("kbv-perf server: {} ({}): {}\n", (*ep)->uri(), "verified", detail);
+  return 0;
+}
+
+// The client's side: parameters, connection, phases, report.
+int run_as_client(Channel& ch, const Options& o, const std::string& device, const char* role) {
+  const TestParams& p = o.params;
+  if (Status s = ch.send_line(encode(p)); !s) {
+    fmt::print(stderr, "kbv-perf: sending the test parameters: {}\n", status_text(s));
+    return 1;
+  }
+  auto ack = ch.recv_line(kCtrlTimeout);
+  if (!ack || *ack != "OK") {
+    fmt::print(stderr, "kbv-perf: the server refused the test: {}\n",
+               ack ? *ack : status_text(ack.status()));
+    return 1;
+  }
+  std::string why;
+  auto ep = connect_side(device, p, 0, ch, why);
+  if (!ep) {
+    fmt::print(stderr, "kbv-perf: {}\n", why);
+    return 1;
+  }
+  Progress progress(stdout, o.progress);
+  SessionHooks hooks;
+  hooks.progress = &progress;
+  if (!o.json) {
+    hooks.on_table = [&](bool lat) {
+      fmt::print("{}{}\n", format_banner(p, (*ep)->uri(), lat),
+                 lat ? format_lat_header() : format_bw_header());
+      std::fflush(stdout);
+    };
+    hooks.on_lat = [](const LatRow& r) {
+      fmt::print("{}\n", format_lat_row(r));
+      std::fflush(stdout);
+    };
+    hooks.on_bw = [](const BwRow& r) {
+      fmt::print("{}\n", format_bw_row(r));
+      std::fflush(stdout);
+    };
+  }
+  SessionOutcome out;
+  Status s = run_client(**ep, ch, hooks, out);
+  Report rep;
+  rep.params = p;
+  rep.role = role;
+  rep.device = (*ep)->uri();
+  rep.lat = out.lat;
+  rep.bw = out.bw;
+  rep.devices = out.devices;
+  rep.verified = s.is_ok() && out.verified;
+  rep.verify_detail = out.detail;
+  if (o.json) {
+    fmt::print("{}", format_json(rep));
+  } else {
+    fmt::print("{}\n", kResultLine);
+    for (const DeviceStats& d : rep.devices) {
+      fmt::print(" {}: firmware commands in flight {} (max {}), completed {}\n", d.device,
+                 d.fw_cmds_in_flight, d.fw_cmds_in_flight_max, d.fw_cmds_completed);
+    }
+    if (rep.verified) fmt::print(" Data verified: {}\n", rep.verify_detail);
+  }
+  if (!s) {
+    fmt::print(stderr, "kbv-perf: {}: {}\n", status_text(s), out.detail);
+    return 1;
+  }
+  return 0;
+}
+
+int run(const Options& o) {
+  switch (o.role) {
+    case Role::kServer: {
+      auto l = Listener::listen(o.port);
+      if (!l) {
+        fmt::print(stderr, "kbv-perf server: cannot listen on port {}: {}\n", o.port,
+                   status_text(l.status()));
+        return 1;
+      }
+      fmt::print(stderr, "kbv-perf server: waiting for a client on port {}\n", l->port());
+      auto ch = l->accept(std::chrono::minutes(10));
+      if (!ch) {
+        fmt::print(stderr, "kbv-perf server: no client: {}\n", status_text(ch.status()));
+        return 1;
+      }
+      return serve(*ch, o.device, false);
+    }
+    case Role::kClient: {
+      auto ch = Channel::connect(o.host, o.port, 30s);
+      if (!ch) {
+        fmt::print(stderr, "kbv-perf: cannot connect to {}:{}: {}\n", o.host, o.port,
+                   status_text(ch.status()));
+        return 1;
+      }
+      return run_as_client(*ch, o, pick_device(o.device, 0), "client");
+    }
+    case Role::kLoopback: {
+      // Two model HCAs in this process: the server side runs in a thread,
+      // over a socket pair instead of TCP; the same code as two processes.
+      int sv[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        fmt::print(stderr, "kbv-perf: socketpair failed\n");
+        return 1;
+      }
+      Channel client_ch(sv[0]);
+      Channel server_ch(sv[1]);
+      int server_rc = 0;
+      std::thread server([&] { server_rc = serve(server_ch, o.peer_device, true); });
+      int rc = run_as_client(client_ch, o, pick_device(o.device, 0), "loopback");
+      client_ch = Channel();  // unblocks a server waiting for us after a failure
+      server.join();
+      return rc != 0 ? rc : server_rc;
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+}  // namespace kbv::perf
+
+int main(int argc, char** argv) {
+  auto parsed = kbv::perf::parse_options(argc, argv);
+  if (!parsed.opts) {
+    std::FILE* out = parsed.exit_code == 0 ? stdout : stderr;
+    fmt::print(out, "{}\n", parsed.message);
+    if (parsed.exit_code != 0) fmt::print(stderr, "Run with --help for the options.\n");
+    return parsed.exit_code;
+  }
+  return kbv::perf::run(*parsed.opts);
+}

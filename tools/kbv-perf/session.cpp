@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// kbv-perf phases: latency and bandwidth loops, data checks (session.hpp).
+#include "kbv-perf/session.hpp"
+
+#include <endian.h>
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "perf/pattern.hpp"
+#include "perf/stats.hpp"
+
+namespace kbv::perf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint8_t load_byte(const uint8_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+uint64_t wr_id(uint32_t q, uint64_t k) { return (static_cast<uint64_t>(q) << 40) | k; }
+uint32_t wr_qp(uint64_t id) { return static_cast<uint32_t>(id >> 40); }
+uint64_t wr_index(uint64_t id) { return id & ((1ull << 40) - 1); }
+
+std::string wc_error(const kbv_wc_t& wc) {
+  return fmt::format("work completion error {} (syndrome 0x{:x}, vendor 0x{:x}) on QP 0x{:x}",
+                     kbv_status_name(static_cast<kbv_status_t>(wc.status)), wc.syndrome,
+                     wc.vendor_err, wc.qp_num);
+}
+
+// A failed phase: the status and what happened.
+struct Failure {
+  Status status;
+  std::string what;
+};
+
+class Worker {
+ public:
+  Worker(Endpoint& ep, Channel& ch, bool client, Progress* progress)
+      : ep_(ep), ch_(ch), client_(client), progress_(progress), p_(ep.params()) {
+    outstanding_.assign(ep.num_qps(), 0);
+    recv_posted_.assign(ep.num_qps(), 0);
+  }
+
+  // One phase; lat_row/bw_row filled on the client. nullopt when both sides
+  // passed, else the failure.
+  std::optional<Failure> phase(bool lat, uint64_t size, LatRow* lat_row, BwRow* bw_row);
+  uint64_t checks() const { return checks_; }
+
+ private:
+  uint32_t grh() const { return p_.connection == Connection::kUd ? kGrhBytes : 0; }
+  uint32_t src_seed(uint32_t q) const { return pattern_seed(ep_.side(), q); }
+  uint32_t peer_seed(uint32_t q) const { return pattern_seed(1 - ep_.side(), q); }
+  bool send_test() const { return p_.test == Test::kSend; }
+
+  std::optional<Failure> prepare(uint64_t size);
+  std::optional<Failure> post_recv(uint32_t q);
+  std::optional<Failure> post_one(uint32_t q, uint64_t k, uint64_t size, bool signaled,
+                                  uint64_t iter);
+  // Polls the send CQ once; retires completions (bw: stamps them).
+  std::optional<Failure> poll_send(std::vector<uint64_t>* completed_ns);
+  // Waits for the next receive completion (any QP); returns its QP.
+  std::optional<Failure> wait_recv(uint64_t size, uint64_t iter, uint32_t* q_out);
+  std::optional<Failure> wait_outstanding_below(uint32_t q, uint32_t limit);
+  std::optional<Failure> wait_byte(const uint8_t* p, uint8_t v);
+
+  std::optional<Failure> lat_loop(uint64_t size, std::vector<uint64_t>& stamps);
+  std::optional<Failure> bw_client(uint64_t size, std::vector<uint64_t>& posted,
+                                   std::vector<uint64_t>& completed);
+  std::optional<Failure> bw_server(uint64_t size);
+  // This side's data check after the loop: "" when fine, else what differs.
+  std::string check(bool lat, uint64_t size);
+
+  Endpoint& ep_;
+  Channel& ch_;
+  bool client_;
+  Progress* progress_;
+  const TestParams& p_;
+  std::vector<uint32_t> outstanding_;  // send WRs posted, not yet retired, per QP
+  std::vector<uint32_t> recv_posted_;  // receives posted per QP
+  std::vector<uint64_t> sent_;         // bw: WRs posted per QP
+  std::vector<uint64_t> done_;         // bw: WRs retired per QP
+  std::vector<uint64_t> seq_;          // bw: global post index of (q, k)
+  std::vector<std::vector<uint64_t>> global_;
+  uint64_t received_ = 0;          // receive completions in the current phase
+  std::optional<bool> atomic_be_;  // atomic replies big-endian (decided on the first reply)
+  uint64_t checks_ = 0;
+};
+
+std::optional<Failure> Worker::wait_byte(const uint8_t* p, uint8_t v) {
+  const auto deadline = Clock::now() + kDataTimeout;
+  for (uint64_t spin = 0;; ++spin) {
+    if (load_byte(p) == v) return std::nullopt;
+    if ((spin & 1023) == 0) {
+      if (auto f = poll_send(nullptr)) return f;
+      if (Clock::now() > deadline) {
+        return Failure{KBV_ERR_TIMEOUT, "timed out waiting for the peer's RDMA WRITE"};
+      }
+    }
+  }
+}
+
+std::optional<Failure> Worker::prepare(uint64_t size) {
+  for (uint32_t q = 0; q < ep_.num_qps(); ++q) {
+    std::memset(ep_.dst(q), 0, p_.max_size() + kGrhBytes);
+    fill_pattern({ep_.src(q), size}, src_seed(q));
+    outstanding_[q] = 0;
+    if (send_test()) {
+      while (recv_posted_[q] < kRxDepth) {
+        if (auto f = post_recv(q)) return f;
+      }
+    }
+  }
+  received_ = 0;
+  atomic_be_.reset();
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::post_recv(uint32_t q) {
+  // Every receive takes the largest message (the size of each phase differs).
+  kbv_sge_t sge{reinterpret_cast<uint64_t>(ep_.dst(q)),
+                static_cast<uint32_t>(p_.max_size() + kGrhBytes), ep_.lkey()};
+  kbv_recv_wr_t wr{wr_id(q, 0), &sge, 1, 0};
+  Status s = ep_.qp(q).post_recv({&wr, 1});
+  if (!s) return Failure{s, fmt::format("post_recv: {}", kbv_status_name(s.code()))};
+  ++recv_posted_[q];
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::post_one(uint32_t q, uint64_t k, uint64_t size, bool signaled,
+                                        uint64_t iter) {
+  kbv_sge_t sge{};
+  kbv_send_wr_t wr{};
+  wr.wr_id = wr_id(q, k);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.flags = signaled ? KBV_SEND_SIGNALED : 0;
+  switch (p_.test) {
+    case Test::kWrite:
+      sge = {reinterpret_cast<uint64_t>(ep_.src(q)), static_cast<uint32_t>(size), ep_.lkey()};
+      wr.opcode = KBV_WR_RDMA_WRITE;
+      wr.remote_addr = ep_.peer_dst(q);
+      wr.rkey = ep_.peer(q).rkey;
+      break;
+    case Test::kSend:
+      sge = {reinterpret_cast<uint64_t>(ep_.src(q)), static_cast<uint32_t>(size), ep_.lkey()};
+      wr.opcode = KBV_WR_SEND;
+      if (p_.connection == Connection::kUd) {
+        wr.ah = ep_.ah(q);
+        wr.remote_qpn = ep_.peer(q).qpn;
+        wr.remote_qkey = ep_.peer(q).qkey;
+      }
+      break;
+    case Test::kRead:
+      sge = {reinterpret_cast<uint64_t>(ep_.dst(q)), static_cast<uint32_t>(size), ep_.lkey()};
+      wr.opcode = KBV_WR_RDMA_READ;
+      wr.remote_addr = ep_.peer_src(q);
+      wr.rkey = ep_.peer(q).rkey;
+      break;
+    case Test::kAtomic:
+      sge = {reinterpret_cast<uint64_t>(ep_.dst(q)), 8, ep_.lkey()};
+      wr.remote_addr = ep_.peer_dst(q);
+      wr.rkey = ep_.peer(q).rkey;
+      if (p_.atomic == AtomicType::kFetchAndAdd) {
+        wr.opcode = KBV_WR_ATOMIC_FA;
+        wr.compare_add = 1;
+      } else {
+        wr.opcode = KBV_WR_ATOMIC_CS;
+        wr.compare_add = iter;  // the counter holds iter: swap in iter + 1
+        wr.swap = iter + 1;
+      }
+      break;
+  }
+  if ((p_.test == Test::kWrite || p_.test == Test::kSend) && size <= p_.inline_size) {
+    wr.flags |= KBV_SEND_INLINE;
+  }
+  Status s = ep_.qp(q).post_send({&wr, 1});
+  if (!s) return Failure{s, fmt::format("post_send: {}", kbv_status_name(s.code()))};
+  ++outstanding_[q];
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::poll_send(std::vector<uint64_t>* completed_ns) {
+  kbv_wc_t wcs[16];
+  auto n = ep_.send_cq().poll(wcs);
+  if (!n)
+    return Failure{n.status(), fmt::format("poll_cq: {}", kbv_status_name(n.status().code()))};
+  if (*n == 0) return std::nullopt;
+  const uint64_t t = now_ns();
+  for (uint32_t i = 0; i < *n; ++i) {
+    const kbv_wc_t& wc = wcs[i];
+    if (wc.status != KBV_SUCCESS)
+      return Failure{static_cast<kbv_status_t>(wc.status), wc_error(wc)};
+    const uint32_t q = wr_qp(wc.wr_id);
+    if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "completion for an unknown QP"};
+    if (completed_ns == nullptr) {
+      // Latency: every WR is signalled.
+      if (outstanding_[q] > 0) --outstanding_[q];
+      continue;
+    }
+    // Bandwidth: a signalled WR retires every earlier WR of its QP.
+    const uint64_t k = wr_index(wc.wr_id);
+    for (uint64_t j = done_[q]; j <= k; ++j) (*completed_ns)[global_[q][j]] = t;
+    outstanding_[q] -= static_cast<uint32_t>(k + 1 - done_[q]);
+    done_[q] = k + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::wait_outstanding_below(uint32_t q, uint32_t limit) {
+  const auto deadline = Clock::now() + kDataTimeout;
+  while (outstanding_[q] >= limit) {
+    if (auto f = poll_send(nullptr)) return f;
+    if (Clock::now() > deadline)
+      return Failure{KBV_ERR_TIMEOUT, "timed out waiting for send completions"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::wait_recv(uint64_t size, uint64_t iter, uint32_t* q_out) {
+  const auto deadline = Clock::now() + kDataTimeout;
+  for (uint64_t spin = 0;; ++spin) {
+    kbv_wc_t wc;
+    auto n = ep_.recv_cq().poll({&wc, 1});
+    if (!n) return Failure{n.status(), "poll_cq (receive)"};
+    if (*n == 1) {
+      if (wc.status != KBV_SUCCESS)
+        return Failure{static_cast<kbv_status_t>(wc.status), wc_error(wc)};
+      const uint32_t q = wr_qp(wc.wr_id);
+      if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "receive for an unknown QP"};
+      --recv_posted_[q];
+      if (wc.byte_len != size + grh()) {
+        return Failure{KBV_ERR_INTERNAL,
+                       fmt::format("received {} bytes, expected {}", wc.byte_len, size + grh())};
+      }
+      // Ping-pong: the tag of this iteration ends the message.
+      if (iter != UINT64_MAX && load_byte(ep_.dst(q) + grh() + size - 1) != iteration_tag(iter)) {
+        return Failure{KBV_ERR_INTERNAL, fmt::format("message {} carries the wrong tag", iter)};
+      }
+      ++received_;
+      *q_out = q;
+      return post_recv(q);
+    }
+    if ((spin & 255) == 0) {
+      if (auto f = poll_send(nullptr)) return f;
+      if (Clock::now() > deadline)
+        return Failure{KBV_ERR_TIMEOUT, "timed out waiting for a receive"};
+    }
+  }
+}
+
+std::optional<Failure> Worker::lat_loop(uint64_t size, std::vector<uint64_t>& stamps) {
+  const uint64_t iters = p_.lat_iters;
+  const uint32_t sq_limit = std::max<uint32_t>(p_.tx_depth, 16);
+  const bool one_sided = p_.test == Test::kRead || p_.test == Test::kAtomic;
+  if (one_sided && !client_) return std::nullopt;  // the server's memory only is used
+  stamps.assign(client_ ? iters : 0, 0);
+  uint8_t* tag_byte = ep_.src(0) + size - 1;
+  for (uint64_t i = 0; i < iters; ++i) {
+    if (client_ && progress_ != nullptr && (i & 63) == 0) progress_->update(i);
+    if (!client_) {
+      // Ping-pong: the server answers iteration i once it has arrived.
+      if (p_.test == Test::kWrite) {
+        if (auto f = wait_byte(ep_.dst(0) + size - 1, iteration_tag(i))) return f;
+      } else {
+        uint32_t q = 0;
+        if (auto f = wait_recv(size, i, &q)) return f;
+      }
+    }
+    if (client_) stamps[i] = now_ns();
+    if (auto f = wait_outstanding_below(0, sq_limit)) return f;
+    if (!one_sided) *tag_byte = iteration_tag(i);
+    if (auto f = post_one(0, i, size, true, i)) return f;
+    if (one_sided) {
+      if (auto f = wait_outstanding_below(0, 1)) return f;
+      if (p_.test == Test::kAtomic) {
+        uint64_t raw;
+        std::memcpy(&raw, ep_.dst(0), 8);
+        if (i == 1 && !atomic_be_) atomic_be_ = raw != 1 && be64toh(raw) == 1;
+        const uint64_t old = atomic_be_.value_or(false) ? be64toh(raw) : raw;
+        if (old != i) {
+          return Failure{KBV_ERR_INTERNAL,
+                         fmt::format("atomic {} returned {} (expected {})", i, old, i)};
+        }
+      }
+    } else if (client_) {
+      if (p_.test == Test::kWrite) {
+        if (auto f = wait_byte(ep_.dst(0) + size - 1, iteration_tag(i))) return f;
+      } else {
+        uint32_t q = 0;
+        if (auto f = wait_recv(size, i, &q)) return f;
+      }
+    }
+  }
+  return wait_outstanding_below(0, 1);
+}
+
+std::optional<Failure> Worker::bw_client(uint64_t size, std::vector<uint64_t>& posted,
+                                         std::vector<uint64_t>& completed) {
+  const uint32_t nq = ep_.num_qps();
+  const uint64_t iters = p_.bw_iters;
+  const uint32_t depth = std::max<uint32_t>(p_.tx_depth, 1);
+  const uint32_t cq_mod = std::min(p_.cq_mod, depth);  // perftest: cq_mod <= tx_depth
+  sent_.assign(nq, 0);
+  done_.assign(nq, 0);
+  global_.assign(nq, std::vector<uint64_t>(iters));
+  posted.assign(iters * nq, 0);
+  completed.assign(iters * nq, 0);
+  uint64_t next = 0;
+  auto deadline = Clock::now() + kDataTimeout;
+  uint64_t total_done = 0, last_done = 0;
+  while (total_done < iters * nq) {
+    for (uint32_t q = 0; q < nq; ++q) {
+      while (sent_[q] < iters && outstanding_[q] < depth) {
+        const uint64_t k = sent_[q];
+        const bool signaled = (k + 1) % cq_mod == 0 || k + 1 == iters;
+        global_[q][k] = next;
+        posted[next] = now_ns();
+        if (auto f = post_one(q, k, size, signaled, k)) return f;
+        ++next;
+        ++sent_[q];
+      }
+    }
+    if (auto f = poll_send(&completed)) return f;
+    total_done = 0;
+    for (uint32_t q = 0; q < nq; ++q) total_done += done_[q];
+    if (total_done != last_done) {
+      last_done = total_done;
+      deadline = Clock::now() + kDataTimeout;
+      if (progress_ != nullptr) progress_->update(total_done);
+    } else if (Clock::now() > deadline) {
+      return Failure{KBV_ERR_TIMEOUT, "timed out waiting for send completions"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::bw_server(uint64_t size) {
+  if (!send_test()) return std::nullopt;  // WRITE/READ: the server's memory only is used
+  const uint64_t want = p_.bw_iters * ep_.num_qps();
+  const bool ud = p_.connection == Connection::kUd;
+  // RC delivers every message; UD may drop when no receive is posted, so the
+  // server also stops after the client says it is done and the wire is quiet.
+  auto deadline = Clock::now() + kDataTimeout;
+  bool client_done = false;
+  while (received_ < want) {
+    kbv_wc_t wc;
+    auto n = ep_.recv_cq().poll({&wc, 1});
+    if (!n) return Failure{n.status(), "poll_cq (receive)"};
+    if (*n == 1) {
+      if (wc.status != KBV_SUCCESS)
+        return Failure{static_cast<kbv_status_t>(wc.status), wc_error(wc)};
+      const uint32_t q = wr_qp(wc.wr_id);
+      if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "receive for an unknown QP"};
+      --recv_posted_[q];
+      if (wc.byte_len != size + grh()) {
+        return Failure{KBV_ERR_INTERNAL,
+                       fmt::format("received {} bytes, expected {}", wc.byte_len, size + grh())};
+      }
+      ++received_;
+      if (auto f = post_recv(q)) return f;
+      deadline = Clock::now() + (client_done ? std::chrono::milliseconds(200) : kDataTimeout);
+      continue;
+    }
+    if (ud && !client_done) {
+      auto line = ch_.recv_line(std::chrono::milliseconds(0));
+      if (line) {
+        if (*line != "SENT") return Failure{KBV_ERR_INVALID_STATE, "unexpected message: " + *line};
+        client_done = true;
+        deadline = Clock::now() + std::chrono::milliseconds(200);
+      }
+    }
+    if (Clock::now() > deadline) {
+      if (ud && client_done) return std::nullopt;
+      return Failure{KBV_ERR_TIMEOUT,
+                     fmt::format("timed out with {} of {} messages received", received_, want)};
+    }
+  }
+  if (ud && !client_done) {
+    auto line = ch_.recv_line(kCtrlTimeout);
+    if (!line || *line != "SENT") return Failure{KBV_ERR_INVALID_STATE, "no SENT from the client"};
+  }
+  return std::nullopt;
+}
+
+std::string Worker::check(bool lat, uint64_t size) {
+  const bool ping_pong = lat && (p_.test == Test::kWrite || p_.test == Test::kSend);
+  const uint64_t iters = lat ? p_.lat_iters : p_.bw_iters;
+  std::optional<uint8_t> tag;
+  if (ping_pong) tag = iteration_tag(iters - 1);
+  const uint32_t nq = lat ? 1 : ep_.num_qps();
+  std::string bad;
+  for (uint32_t q = 0; q < nq && bad.empty(); ++q) {
+    switch (p_.test) {
+      case Test::kWrite:
+      case Test::kSend: {
+        // The receiver ends with the sender's last message.
+        if (!ping_pong && client_) break;
+        if (p_.test == Test::kSend && !lat && p_.connection == Connection::kUd && received_ == 0) {
+          bad = "no UD message arrived";
+          break;
+        }
+        auto off = check_pattern({ep_.dst(q) + grh(), size}, peer_seed(q), tag);
+        if (off) bad = fmt::format("QP {}: byte {} of the last message differs", q, *off);
+        break;
+      }
+      case Test::kRead: {
+        if (!client_) break;
+        auto off = check_pattern({ep_.dst(q), size}, peer_seed(q));
+        if (off) bad = fmt::format("QP {}: byte {} read differs", q, *off);
+        break;
+      }
+      case Test::kAtomic: {
+        if (client_) break;
+        // The counter the client updated once per iteration (FA +1; CS i -> i + 1).
+        uint64_t raw;
+        std::memcpy(&raw, ep_.dst(q), 8);
+        if (raw != iters && be64toh(raw) != iters) {
+          bad = fmt::format("atomic counter holds 0x{:x}, expected {}", raw, iters);
+        }
+        break;
+      }
+    }
+  }
+  if (send_test() && !lat && !client_ && p_.connection == Connection::kRc &&
+      received_ != p_.bw_iters * ep_.num_qps()) {
+    bad = fmt::format("{} messages received, {} sent", received_, p_.bw_iters * ep_.num_qps());
+  }
+  return bad;
+}
+
+std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, BwRow* bw_row) {
+  const std::string tag = fmt::format("{}-{}-{}", lat ? "lat" : "bw", to_string(p_.test), size);
+  if (p_.connection == Connection::kUd && size > ep_.mtu_bytes()) {
+    return Failure{KBV_ERR_INVALID_ARGUMENT,
+                   fmt::format("UD message size {} above the path MTU {}", size, ep_.mtu_bytes())};
+  }
+  if (auto f = prepare(size)) return f;
+  if (Status s = ch_.sync(tag, kCtrlTimeout); !s) {
+    return Failure{s, fmt::format("sync {}: {}", tag, kbv_status_name(s.code()))};
+  }
+  std::optional<Failure> run;
+  std::vector<uint64_t> stamps, posted, completed;
+  if (lat) {
+    run = lat_loop(size, stamps);
+  } else if (client_) {
+    run = bw_client(size, posted, completed);
+    if (!run && send_test() && p_.connection == Connection::kUd) {
+      if (Status s = ch_.send_line("SENT"); !s) run = Failure{s, "send SENT"};
+    }
+  } else {
+    run = bw_server(size);
+  }
+  if (progress_ != nullptr) progress_->finish();
+  std::string mine = run ? run->what : check(lat, size);
+  ++checks_;
+  if (Status s = ch_.send_line(fmt::format("RESULT {} {} {}", tag, mine.empty() ? "ok" : "fail",
+                                           mine.empty() ? "-" : mine));
+      !s) {
+    return Failure{s, "send RESULT"};
+  }
+  auto peer = ch_.recv_line(kCtrlTimeout);
+  if (!peer) return Failure{peer.status(), "no RESULT from the peer"};
+  const std::string ok_prefix = fmt::format("RESULT {} ok", tag);
+  if (run) return run;
+  if (!mine.empty()) return Failure{KBV_ERR_INTERNAL, mine};
+  if (!peer->starts_with(ok_prefix)) {
+    const std::string fail_prefix = fmt::format("RESULT {} fail ", tag);
+    return Failure{
+        KBV_ERR_INTERNAL,
+        "peer: " + (peer->starts_with(fail_prefix) ? peer->substr(fail_prefix.size()) : *peer)};
+  }
+  if (client_ && lat) {
+    auto s = latency_stats(stamps, p_.rtt_factor());
+    if (!s) return Failure{KBV_ERR_INTERNAL, "too few latency samples"};
+    lat_row->bytes = size;
+    lat_row->stats = *s;
+  } else if (client_) {
+    auto s = bandwidth_stats(posted, completed, size, p_.no_peak);
+    if (!s) return Failure{KBV_ERR_INTERNAL, "no bandwidth samples"};
+    bw_row->bytes = size;
+    bw_row->iterations = p_.bw_iters;
+    bw_row->stats = *s;
+  }
+  return std::nullopt;
+}
+
+std::string stats_line(const DeviceStats& d) {
+  return fmt::format("STATS {} {} {} {}", d.device, d.fw_cmds_in_flight, d.fw_cmds_in_flight_max,
+                     d.fw_cmds_completed);
+}
+
+std::optional<DeviceStats> parse_stats(const std::string& line) {
+  DeviceStats d;
+  char uri[KBV_URI_MAX + 1] = {};
+  unsigned long long completed = 0;
+  if (std::sscanf(line.c_str(), "STATS %64s %u %u %llu", uri, &d.fw_cmds_in_flight,
+                  &d.fw_cmds_in_flight_max, &completed) != 4) {
+    return std::nullopt;
+  }
+  d.device = uri;
+  d.fw_cmds_completed = completed;
+  return d;
+}
+
+}  // namespace
+
+DeviceStats device_stats(Endpoint& ep) {
+  DeviceStats d;
+  d.device = ep.uri();
+  auto s = ep.device().stats();
+  if (s) {
+    d.fw_cmds_in_flight = s->cmds_in_flight;
+    d.fw_cmds_in_flight_max = s->cmds_in_flight_max;
+    d.fw_cmds_completed = s->cmds_completed;
+  }
+  return d;
+}
+
+Status run_client(Endpoint& ep, Channel& ch, const SessionHooks& hooks, SessionOutcome& out) {
+  Worker w(ep, ch, true, hooks.progress);
+  const TestParams& p = ep.params();
+  std::optional<Failure> fail;
+  for (int kind = 0; kind < 2 && !fail; ++kind) {
+    const bool lat = kind == 0;
+    const auto& sizes = lat ? p.lat_sizes : p.bw_sizes;
+    if (sizes.empty()) continue;
+    if (hooks.on_table) hooks.on_table(lat);
+    for (uint64_t size : sizes) {
+      if (hooks.progress != nullptr) {
+        hooks.progress->start(fmt::format("{} {} B", lat ? "latency" : "bandwidth", size),
+                              lat ? p.lat_iters : p.bw_iters * p.num_qps);
+      }
+      LatRow lr;
+      BwRow br;
+      fail = w.phase(lat, size, &lr, &br);
+      if (fail) break;
+      if (lat) {
+        out.lat.push_back(lr);
+        if (hooks.on_lat) hooks.on_lat(lr);
+      } else {
+        out.bw.push_back(br);
+        if (hooks.on_bw) hooks.on_bw(br);
+      }
+    }
+  }
+  out.devices.push_back(device_stats(ep));
+  if (fail) {
+    out.verified = false;
+    out.detail = fail->what;
+    return fail->status;
+  }
+  // The server's statistics, then the end.
+  auto line = ch.recv_line(kCtrlTimeout);
+  if (!line) return line.status();
+  if (auto d = parse_stats(*line)) out.devices.push_back(*d);
+  if (Status s = ch.sync("done", kCtrlTimeout); !s) return s;
+  out.verified = true;
+  out.detail = fmt::format("{} phase(s) checked on both sides: data byte for byte", w.checks());
+  return Status::ok();
+}
+
+Status run_server(Endpoint& ep, Channel& ch, std::string& detail) {
+  Worker w(ep, ch, false, nullptr);
+  const TestParams& p = ep.params();
+  for (int kind = 0; kind < 2; ++kind) {
+    const bool lat = kind == 0;
+    for (uint64_t size : lat ? p.lat_sizes : p.bw_sizes) {
+      if (auto f = w.phase(lat, size, nullptr, nullptr)) {
+        detail = f->what;
+        return f->status;
+      }
+    }
+  }
+  if (Status s = ch.send_line(stats_line(device_stats(ep))); !s) return s;
+  if (Status s = ch.sync("done", kCtrlTimeout); !s) return s;
+  detail = fmt::format("{} phase(s) checked", w.checks());
+  return Status::ok();
+}
+
+}  // namespace kbv::perf
