@@ -15,6 +15,8 @@ namespace kbv::verbs {
 namespace {
 constexpr const char* kLog = "verbs/eq";
 
+std::atomic<void (*)()> g_global_progress{nullptr};
+
 bool is_request_type(uint32_t type) {
   return type >= KBV_EVENT_REQUEST && type <= KBV_EVENT_DEVICE_FATAL;
 }
@@ -153,6 +155,24 @@ bool EventQueue::pending(const Ticket& t) {
          it->second.state == ReqState::kPending;
 }
 
+Status EventQueue::abandon(const Ticket& t) {
+  auto eq = t.eq.lock();
+  if (!eq) return KBV_ERR_NOT_FOUND;
+  std::lock_guard lk(eq->mu_);
+  auto it = eq->requests_.find(t.user_data);
+  if (it == eq->requests_.end() || it->second.seq != t.seq ||
+      it->second.state != ReqState::kPending) {
+    return KBV_ERR_NOT_FOUND;
+  }
+  eq->requests_.erase(it);
+  --eq->reserved_;
+  return KBV_SUCCESS;
+}
+
+void EventQueue::set_global_progress(void (*fn)()) {
+  g_global_progress.store(fn, std::memory_order_release);
+}
+
 uint32_t EventQueue::cancel_object(uint64_t object) {
   std::vector<CancelFn> hooks;
   uint32_t n = 0;
@@ -179,6 +199,7 @@ uint32_t EventQueue::in_flight() const {
 }
 
 uint32_t EventQueue::poll(kbv_event_t* out, uint32_t n) {
+  if (auto g = g_global_progress.load(std::memory_order_acquire)) g();
   if (progress_) progress_();
   if (n == 0) return 0;
   std::lock_guard lk(mu_);

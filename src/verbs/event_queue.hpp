@@ -98,6 +98,11 @@ class EventQueue : public std::enable_shared_from_this<EventQueue> {
   static Status cancel(const Ticket& t);
   // True while the ticket's request is begun and neither completed nor cancelled.
   static bool pending(const Ticket& t);
+  // Withdraw a begun request that could not be started (its submission
+  // failed synchronously, so the caller returns the error instead): the
+  // reservation is released, no event is posted, its cancel hook is dropped.
+  // KBV_ERR_NOT_FOUND when it was already completed or cancelled.
+  static Status abandon(const Ticket& t);
 
   // ---- consumer ---------------------------------------------------------
   // Copy up to n events out (see kbv_eq_poll). Runs the progress hook first.
@@ -105,6 +110,10 @@ class EventQueue : public std::enable_shared_from_this<EventQueue> {
   // Driver progress run at the start of each poll (DESIGN: polling an EQ
   // also drives the device). Set before the queue is shared.
   void set_progress(std::function<void()> fn) { progress_ = std::move(fn); }
+  // Process-wide progress run by every poll() before the queue's own hook
+  // (the verbs layer drives every open device: kbv.h "Progress"). A plain
+  // function pointer, set once at library start-up; nullptr: none.
+  static void set_global_progress(void (*fn)());
 
   // ---- state ------------------------------------------------------------
   uint64_t lost_total() const { return lost_total_.load(std::memory_order_relaxed); }

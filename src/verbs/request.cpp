@@ -32,6 +32,12 @@ std::shared_ptr<Object> Object::create(FinalFn on_final) {
   return o;
 }
 
+std::shared_ptr<Object> Object::create_deferred(FinalFn start_final) {
+  auto o = create(std::move(start_final));
+  if (o) o->deferred_ = true;
+  return o;
+}
+
 std::shared_ptr<Object> Object::from_handle(uint64_t handle) { return object_table().get(handle); }
 
 bool Object::closing() const {
@@ -68,9 +74,18 @@ bool Object::release_ref() {
 }
 
 void Object::finalize() {
+  if (deferred_) {
+    // The handle table keeps the object alive until finish_final().
+    if (on_final_) on_final_();
+    return;
+  }
+  if (on_final_) on_final_();
+  finish_final();
+}
+
+void Object::finish_final() {
   // Keep this object alive while the handle goes away.
   auto self = shared_from_this();
-  if (on_final_) on_final_();
   object_table().remove(handle_);
   std::optional<Ticket> t;
   {

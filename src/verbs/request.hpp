@@ -47,6 +47,13 @@ class Object : public std::enable_shared_from_this<Object> {
   // The handle table keeps it alive until it is finalized, so every object
   // must be closed. nullptr when out of memory or the handle table is full.
   static std::shared_ptr<Object> create(FinalFn on_final = {});
+  // Two-step finalization (objects whose destruction is asynchronous, e.g. a
+  // firmware DESTROY command): when the last reference goes after close(),
+  // start_final runs (it starts the work) and the object stays closing,
+  // its handle still resolving, until finish_final() is called once: then
+  // the handle stops resolving and the close request completes.
+  static std::shared_ptr<Object> create_deferred(FinalFn start_final);
+  void finish_final();
   // The object for a handle; nullptr once it was finalized (or never existed).
   static std::shared_ptr<Object> from_handle(uint64_t handle);
 
@@ -88,6 +95,7 @@ class Object : public std::enable_shared_from_this<Object> {
   uint32_t refs_ = 1;
   bool closing_ = false;
   FinalFn on_final_;
+  bool deferred_ = false;
   std::vector<std::weak_ptr<EventQueue>> eqs_;  // queues it has had requests on
   std::optional<Ticket> close_ticket_;
 };

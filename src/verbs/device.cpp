@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Devices: URI parsing, open (platform + driver bring-up), progress, async
+// event dispatch, teardown; kbv_get_device_list / kbv_device_open / close /
+// progress / progress thread / fd (kbv.h "Devices", "Progress").
+#include <kbv/kbv.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <thread>
+
+#include "common/log.hpp"
+#include "hca/prm/eqe.hpp"
+#include "platform/pci.hpp"
+#include "platform/sys.hpp"
+#include "sim/model.hpp"
+#include "verbs/objects.hpp"
+
+namespace kbv::verbs {
+
+namespace {
+constexpr const char* kLog = "verbs/dev";
+constexpr size_t kSimNameMax = 31;
+
+// "sim:<name>" models this library created, shared by the opens of a name.
+struct SimModels {
+  std::mutex mu;
+  std::unordered_map<std::string, std::weak_ptr<sim::Model>> by_name;
+};
+SimModels& sim_models() {
+  static SimModels* s = new SimModels();
+  return *s;
+}
+
+bool valid_sim_name(std::string_view n) {
+  return !n.empty() && n.size() <= kSimNameMax && n.find('/') == std::string_view::npos &&
+         n.find(',') == std::string_view::npos;
+}
+
+// The model named `name` and its BDF: one this library created, one the
+// application created in this process (sim::Model::create), or a new one.
+Result<std::pair<std::shared_ptr<sim::Model>, std::string>> sim_open(const std::string& name) {
+  SimModels& s = sim_models();
+  std::lock_guard lk(s.mu);
+  if (auto m = s.by_name[name].lock()) return std::make_pair(m, m->bdf());
+  auto bdf = sim::Kernel::instance().bdf(name);
+  if (bdf) return std::make_pair(std::shared_ptr<sim::Model>{}, *bdf);
+  auto m = sim::Model::create(name);
+  if (!m) return m.status();
+  std::shared_ptr<sim::Model> sp(std::move(*m));
+  s.by_name[name] = sp;
+  return std::make_pair(sp, sp->bdf());
+}
+
+uint32_t port_state_of(uint8_t sub_type) {
+  switch (static_cast<prm::PortChangeSubtype>(sub_type)) {
+    case prm::PortChangeSubtype::DOWN: return KBV_PORT_DOWN;
+    case prm::PortChangeSubtype::ACTIVE: return KBV_PORT_ACTIVE;
+    case prm::PortChangeSubtype::INITIALIZED: return KBV_PORT_INIT;
+    default: return KBV_PORT_NOP;
+  }
+}
+}  // namespace
+
+DeviceImpl::~DeviceImpl() {
+  if (progress_thread.joinable()) {
+    stop_thread = true;
+    if (progress_thread.get_id() == std::this_thread::get_id())
+      progress_thread.detach();
+    else
+      progress_thread.join();
+  }
+  // Normally finish_teardown() released everything; a device never brought
+  // up (or abandoned at exit) goes down in member order here.
+  hca.reset();
+  io.reset();
+  pdev.reset();
+}
+
+Status DeviceImpl::check_usable() const {
+  if (failed.load(std::memory_order_acquire))
+    return Status{static_cast<kbv_status_t>(failure.load(std::memory_order_relaxed))};
+  if (!ready()) return KBV_ERR_DEVICE_NOT_READY;
+  return KBV_SUCCESS;
+}
+
+uint32_t DeviceImpl::progress() {
+  std::unique_lock lk(mu, std::try_to_lock);
+  if (!lk.owns_lock()) return 0;
+  return progress_locked();
+}
+
+Status DeviceImpl::progress_wait() {
+  uint32_t work;
+  {
+    std::lock_guard lk(mu);
+    work = progress_locked();
+  }
+  // Idle: let the model's firmware / engine threads run (2-core machines).
+  if (work == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  return KBV_SUCCESS;
+}
+
+uint32_t DeviceImpl::progress_locked() {
+  if (finished || !hca) return 0;
+  uint32_t work = hca->poll();
+  if (open_ticket && hca->bringup_done()) {
+    Ticket t = std::move(*open_ticket);
+    open_ticket.reset();
+    Status st = hca->bringup_status();
+    ++work;
+    if (st.is_ok()) {
+      created(shared_from_this(), t, 0);
+    } else {
+      log::warn(kLog, "{}: bring-up failed: {}", uri, st.to_string());
+      create_failed(shared_from_this(), &t, st);
+    }
+  }
+  if (teardown_requested && !teardown_started) {
+    teardown_started = true;
+    open_ticket.reset();
+    (void)hca->start_teardown();
+    ++work;
+  }
+  if (teardown_started && hca->teardown_done()) {
+    finish_teardown();
+    ++work;
+  }
+  return work;
+}
+
+void DeviceImpl::finish_teardown() {
+  if (!hca->teardown_status().is_ok())
+    log::warn(kLog, "{}: teardown: {}", uri, hca->teardown_status().to_string());
+  finished = true;
+  if (progress_thread.joinable()) {
+    stop_thread = true;
+    // The thread only try-locks mu, so joining with mu held is safe.
+    if (progress_thread.get_id() == std::this_thread::get_id())
+      progress_thread.detach();
+    else
+      progress_thread.join();
+  }
+  hca.reset();
+  io.reset();
+  pdev.reset();
+  model.reset();
+  auto self = std::static_pointer_cast<DeviceImpl>(
+      shared_from_this());  // alive through the registry removal
+  devices_remove(this);
+  finish_close(*this);
+}
+
+void DeviceImpl::on_hca_event(const hca::HcaEvent& e) {
+  using prm::EventType;
+  if (e.kind == hca::HcaEvent::Kind::kFatal) {
+    failure.store(e.status.code(), std::memory_order_relaxed);
+    failed.store(true, std::memory_order_release);
+    log::error(kLog, "{}: device failed: {}", uri, e.status.to_string());
+    post_async(event_eq, KBV_EVENT_DEVICE_FATAL, e.status, handle(), 0);
+    return;
+  }
+  switch (static_cast<EventType>(e.type)) {
+    case EventType::PORT_CHANGE:
+      post_async(event_eq, KBV_EVENT_PORT_STATE, KBV_SUCCESS, handle(),
+                 uint64_t{e.port & 0xff} | uint64_t{port_state_of(e.sub_type)} << 32);
+      return;
+    case EventType::CQ_ERROR: {
+      auto it = cqs.find(e.cqn);
+      auto cq = it == cqs.end() ? nullptr : it->second.lock();
+      if (!cq) break;
+      kbv_status_t code = e.cq_syndrome == static_cast<uint8_t>(prm::CqErrSyndrome::CQ_OVERRUN)
+                              ? KBV_ERR_OVERFLOW
+                              : KBV_ERR_LOCAL_ACCESS;
+      post_async(cq->event_eq, KBV_EVENT_CQ_ERROR, Status{code, 0, e.cq_syndrome}, cq->handle(),
+                 e.cqn);
+      return;
+    }
+    case EventType::WQ_CATAS_ERROR:
+    case EventType::WQ_INVAL_REQ_ERROR:
+    case EventType::WQ_ACCESS_ERROR: {
+      auto it = qps.find(e.qp_srq_n);
+      auto qp = it == qps.end() ? nullptr : it->second.lock();
+      if (!qp) break;
+      const bool access = static_cast<EventType>(e.type) == EventType::WQ_ACCESS_ERROR;
+      post_async(qp->event_eq, access ? KBV_EVENT_QP_ACCESS_ERROR : KBV_EVENT_QP_FATAL,
+                 access ? KBV_ERR_LOCAL_ACCESS : KBV_ERR_LOCAL_QP_OPERATION, qp->handle(),
+                 e.qp_srq_n);
+      qp->qp_state.store(KBV_QPS_ERR, std::memory_order_release);
+      return;
+    }
+    case EventType::SRQ_RQ_LIMIT: {
+      auto it = srqs.find(e.qp_srq_n);
+      auto srq = it == srqs.end() ? nullptr : it->second.lock();
+      if (!srq) break;
+      post_async(srq->event_eq, KBV_EVENT_SRQ_LIMIT, KBV_SUCCESS, srq->handle(), e.qp_srq_n);
+      return;
+    }
+    default: break;
+  }
+  log::debug(kLog, "{}: event type {:#x} (queue {:#x}) not delivered", uri, e.type,
+             e.qp_srq_n ? e.qp_srq_n : e.cqn);
+}
+
+void DeviceImpl::on_comp(uint32_t cqn) {
+  auto it = cqs.find(cqn);
+  auto cq = it == cqs.end() ? nullptr : it->second.lock();
+  if (!cq || !cq->cq) return;
+  cq->cq->on_event();
+  (void)cq->notify.fire(cqn);
+}
+
+Status DeviceImpl::start_progress_thread() {
+  std::lock_guard lk(mu);
+  if (progress_thread.joinable()) return KBV_ERR_ALREADY_EXISTS;
+  if (finished) return KBV_ERR_INVALID_HANDLE;
+  stop_thread = false;
+  progress_thread = std::thread([this] {
+    while (!stop_thread.load(std::memory_order_acquire)) {
+      if (progress() == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  return KBV_SUCCESS;
+}
+
+Status DeviceImpl::stop_progress_thread() {
+  std::thread t;
+  {
+    std::lock_guard lk(mu);
+    if (!progress_thread.joinable()) return KBV_ERR_NOT_FOUND;
+    if (progress_thread.get_id() == std::this_thread::get_id()) return KBV_ERR_INVALID_STATE;
+    stop_thread = true;
+    t = std::move(progress_thread);
+  }
+  t.join();
+  return KBV_SUCCESS;
+}
+
+}  // namespace kbv::verbs
+
+using kbv::Status;
+using kbv::verbs::DeviceImpl;
+using kbv::verbs::Kind;
+
+namespace {
+
+std::shared_ptr<DeviceImpl> device_of(kbv_device_t h) {
+  return kbv::verbs::lookup_as<DeviceImpl>(h, Kind::kDevice);
+}
+
+void fill_desc(kbv_device_desc_t& d, std::string_view uri, uint16_t vendor, uint16_t device,
+               bool sim, int numa) {
+  std::memset(&d, 0, sizeof d);
+  std::memcpy(d.uri, uri.data(), std::min(uri.size(), sizeof d.uri - 1));
+  d.vendor_id = vendor;
+  d.device_id = device;
+  d.is_sim = sim ? 1 : 0;
+  d.numa_node = numa;
+}
+
+}  // namespace
+
+extern "C" {
+
+kbv_status_t kbv_get_device_list(kbv_device_desc_t* list, uint32_t max, uint32_t* count) {
+  if (!count || (!list && max > 0)) return KBV_ERR_INVALID_ARGUMENT;
+  std::vector<kbv_device_desc_t> all;
+  auto hw = kbv::platform::discover_mlx5_devices(kbv::platform::real_sys(), true);
+  if (hw) {
+    for (const auto& p : *hw) {
+      std::string uri = "vfio:" + p.address.to_string();
+      fill_desc(all.emplace_back(), uri, p.vendor, p.device, false, p.numa_node);
+    }
+  }
+  std::vector<std::string> names;
+  const char* env = std::getenv("KBV_SIM_DEVICES");
+  if (env) {
+    std::string_view v(env);
+    while (!v.empty()) {
+      size_t c = v.find(',');
+      std::string_view n = v.substr(0, c);
+      if (kbv::verbs::valid_sim_name(n)) names.emplace_back(n);
+      v = c == std::string_view::npos ? std::string_view{} : v.substr(c + 1);
+    }
+  } else if (all.empty()) {
+    names.emplace_back("0");
+  }
+  for (const auto& n : names) {
+    // PCI ids of the model's default identity (sim/pci_device.hpp DeviceConfig).
+    kbv::sim::DeviceConfig def;
+    fill_desc(all.emplace_back(), "sim:" + n, def.vendor_id, def.device_id, true, -1);
+  }
+  *count = static_cast<uint32_t>(all.size());
+  for (uint32_t i = 0; i < max && i < all.size(); ++i) list[i] = all[i];
+  return KBV_SUCCESS;
+}
+
+kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr, kbv_eq_t eq,
+                             uint64_t user_data, kbv_device_t* out) {
+  if (!uri || !out) return KBV_ERR_INVALID_ARGUMENT;
+  kbv_device_open_attr_t a{};
+  if (attr) a = *attr;
+  if (a.flags & ~KBV_OPEN_PROGRESS_THREAD) return KBV_ERR_INVALID_ARGUMENT;
+  std::string_view u(uri);
+  if (u.size() >= KBV_URI_MAX) return KBV_ERR_INVALID_ARGUMENT;
+  auto evq = kbv::verbs::event_queue_for(a.event_eq, eq);
+  if (!evq) return evq.status().code();
+  if (eq != KBV_EQ_NONE && !kbv::verbs::eq_from_handle(eq)) return KBV_ERR_INVALID_HANDLE;
+
+  auto d = std::make_shared<DeviceImpl>();
+  d->uri = std::string(u);
+  d->event_eq = *evq;
+  kbv::platform::Sys* sys = nullptr;
+  std::string bdf;
+  if (u.starts_with("sim:")) {
+    std::string name(u.substr(4));
+    if (!kbv::verbs::valid_sim_name(name)) return KBV_ERR_INVALID_ARGUMENT;
+    auto m = kbv::verbs::sim_open(name);
+    if (!m) return m.status().code();
+    d->model = m->first;
+    bdf = m->second;
+    sys = &kbv::sim::Model::sys();
+  } else if (u.starts_with("vfio:")) {
+    auto addr = kbv::platform::PciAddress::parse(u.substr(5));
+    if (!addr) return KBV_ERR_INVALID_ARGUMENT;
+    bdf = addr->to_string();
+    sys = &kbv::platform::real_sys();
+  } else {
+    return KBV_ERR_INVALID_ARGUMENT;
+  }
+  auto h = kbv::platform::DeviceHandle::open(*sys, bdf);
+  if (!h) return h.status().code();
+  d->pdev = std::move(*h);
+  d->io = std::make_unique<kbv::hca::PlatformDeviceIo>(*d->pdev);
+  kbv::hca::HcaConfig cfg = kbv::verbs::hca_config();
+  if (a.timeout_ns) cfg.init_timeout_ns = a.timeout_ns;
+  d->hca = std::make_unique<kbv::hca::Hca>(*d->io, cfg);
+  DeviceImpl* raw = d.get();
+  d->hca->set_event_handler([raw](const kbv::hca::HcaEvent& e) { raw->on_hca_event(e); });
+  d->hca->set_comp_handler([raw](uint32_t cqn) { raw->on_comp(cqn); });
+  Status st = d->hca->start();
+  if (st.is_error()) return st.code();
+  auto obj = kbv::verbs::register_object(d);
+  if (!obj) return KBV_ERR_NO_RESOURCES;
+  kbv::verbs::devices_add(d);
+  *out = obj->handle();
+  st = kbv::verbs::submit_control(*d, obj.get(), eq, user_data, [&](const kbv::verbs::Ticket& t) {
+    d->open_ticket = t;
+    return Status{KBV_PENDING};
+  });
+  if (st.is_error()) {
+    // Synchronous failure (the event, if any, already says so): the
+    // device is closed internally.
+    {
+      std::lock_guard lk(d->mu);
+      if (d->state.load() == kbv::verbs::State::kCreating) kbv::verbs::create_failed(d);
+    }
+    // Drive the teardown of the failed device to its end (bounded by the
+    // driver's command timeouts).
+    while (!d->finished) (void)d->progress_wait();
+    *out = KBV_HANDLE_NONE;
+    return st.code();
+  }
+  if (a.flags & KBV_OPEN_PROGRESS_THREAD) (void)d->start_progress_thread();
+  return st.code();
+}
+
+kbv_status_t kbv_device_close(kbv_device_t dev, kbv_eq_t eq, uint64_t user_data) {
+  auto d = device_of(dev);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  return kbv::verbs::close_object(d, eq, user_data).code();
+}
+
+int kbv_device_progress(kbv_device_t dev) {
+  auto d = device_of(dev);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  return static_cast<int>(d->progress());
+}
+
+kbv_status_t kbv_device_start_progress_thread(kbv_device_t dev) {
+  auto d = device_of(dev);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  return d->start_progress_thread().code();
+}
+
+kbv_status_t kbv_device_stop_progress_thread(kbv_device_t dev) {
+  auto d = device_of(dev);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  return d->stop_progress_thread().code();
+}
+
+kbv_status_t kbv_device_get_fd(kbv_device_t dev, int* fd) {
+  auto d = device_of(dev);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  if (!fd) return KBV_ERR_INVALID_ARGUMENT;
+  std::lock_guard lk(d->mu);
+  if (!d->ready() || !d->hca) return KBV_ERR_DEVICE_NOT_READY;
+  auto r = d->hca->async_eventfd();
+  if (!r) return r.status().code();
+  if (*r < 0) return KBV_ERR_NOT_SUPPORTED;
+  *fd = *r;
+  return KBV_SUCCESS;
+}
+
+kbv_status_t kbv_device_get_stats(kbv_device_t dev, kbv_device_stats_t* out) {
+  auto d = device_of(dev);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  if (!out) return KBV_ERR_INVALID_ARGUMENT;
+  std::memset(out, 0, sizeof *out);
+  std::lock_guard lk(d->mu);
+  if (!d->hca || d->finished) return KBV_ERR_DEVICE_NOT_READY;
+  if (d->hca->bringup_done() || d->ready()) {
+    auto c = d->hca->cmdq().stats();
+    out->cmds_in_flight = c.in_flight;
+    out->cmds_in_flight_max = c.max_in_flight;
+    out->cmds_queued = c.queued;
+    out->cmds_submitted = c.submitted;
+    out->cmds_completed = c.completed;
+    out->cmds_failed = c.failed;
+    out->cmds_timed_out = c.timed_out;
+  }
+  const auto& s = d->hca->stats();
+  out->eqes = s.eqes;
+  out->async_events = s.async_events;
+  out->comp_events = s.comp_events;
+  out->page_requests = s.page_requests;
+  return KBV_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The fast path (kbv.h "Fast path"): kbv_post_send / kbv_post_recv /
+// kbv_post_srq_recv / kbv_poll_cq over hca::SendQueue, RecvQueue, SrqQueue
+// and CqPoller. Handles resolve through the lock-free FastTable; work
+// requests are translated in stack chunks (no allocation, no lock).
+#include <kbv/kbv.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "verbs/objects.hpp"
+
+namespace kbv::verbs {
+namespace {
+
+// kbv_sge_t is passed to the driver as hca::Sge: same members, same layout.
+static_assert(sizeof(kbv_sge_t) == sizeof(hca::Sge));
+static_assert(offsetof(kbv_sge_t, addr) == offsetof(hca::Sge, addr));
+static_assert(offsetof(kbv_sge_t, length) == offsetof(hca::Sge, length));
+static_assert(offsetof(kbv_sge_t, lkey) == offsetof(hca::Sge, lkey));
+// Flag and opcode values are the driver's (dp_sq.hpp, dp_cq.hpp).
+static_assert(KBV_SEND_SIGNALED == hca::send_flags::kSignaled);
+static_assert(KBV_SEND_SOLICITED == hca::send_flags::kSolicited);
+static_assert(KBV_SEND_FENCE == hca::send_flags::kFence);
+static_assert(KBV_SEND_INLINE == hca::send_flags::kInline);
+static_assert(KBV_WR_ATOMIC_FA == static_cast<int>(hca::WrOpcode::kAtomicFa));
+static_assert(KBV_WR_RDMA_READ == static_cast<int>(hca::WrOpcode::kRdmaRead));
+static_assert(KBV_WC_RECV_RDMA_WITH_IMM == static_cast<int>(hca::WcOpcode::kRecvRdmaImm));
+static_assert(KBV_WC_UNKNOWN == static_cast<int>(hca::WcOpcode::kUnknown));
+static_assert(KBV_WC_WITH_IMM == hca::wc_flags::kImm);
+static_assert(KBV_WC_WITH_GRH == hca::wc_flags::kGrh);
+static_assert(KBV_WC_WITH_INV == hca::wc_flags::kInv);
+
+constexpr uint32_t kChunk = 16;
+constexpr uint32_t kSendFlags =
+    KBV_SEND_SIGNALED | KBV_SEND_SOLICITED | KBV_SEND_FENCE | KBV_SEND_INLINE;
+
+std::span<const hca::Sge> sges(const kbv_sge_t* sg, uint32_t n) {
+  return {reinterpret_cast<const hca::Sge*>(sg), n};
+}
+
+template <class T>
+T* fast(uint64_t h, Kind k) {
+  Base* b = fast_lookup(h);
+  return b && b->kind == k ? static_cast<T*>(b) : nullptr;
+}
+
+Status device_failure(const DeviceImpl& d) {
+  return Status{static_cast<kbv_status_t>(d.failure.load(std::memory_order_relaxed))};
+}
+
+// Posts the first m translated requests of a chunk; on a refusal sets
+// *bad to base + its index.
+template <class Q, class Wr>
+Status post_chunk(Q& q, const Wr* tmp, uint32_t m, uint32_t base, uint32_t* bad) {
+  if (m == 0) return KBV_SUCCESS;
+  size_t bi = 0;
+  Status s = q.post(std::span<const Wr>(tmp, m), &bi);
+  if (!s.is_ok() && bad) *bad = base + static_cast<uint32_t>(bi);
+  return s;
+}
+
+template <class Q>
+kbv_status_t post_recv_common(Q& q, const kbv_recv_wr_t* wrs, uint32_t n, uint32_t* bad) {
+  hca::RecvWr tmp[kChunk];
+  for (uint32_t base = 0; base < n; base += kChunk) {
+    const uint32_t m = std::min(kChunk, n - base);
+    for (uint32_t i = 0; i < m; ++i) {
+      const kbv_recv_wr_t& w = wrs[base + i];
+      if (w.num_sge && !w.sg_list) {
+        Status s = post_chunk(q, tmp, i, base, bad);
+        if (!s.is_ok()) return s.code();
+        if (bad) *bad = base + i;
+        return KBV_ERR_INVALID_ARGUMENT;
+      }
+      tmp[i].wr_id = w.wr_id;
+      tmp[i].sg = sges(w.sg_list, w.num_sge);
+    }
+    Status s = post_chunk(q, tmp, m, base, bad);
+    if (!s.is_ok()) return s.code();
+  }
+  return KBV_SUCCESS;
+}
+
+}  // namespace
+}  // namespace kbv::verbs
+
+namespace v = kbv::verbs;
+namespace hca = kbv::hca;
+using kbv::Status;
+using v::Kind;
+
+extern "C" {
+
+kbv_status_t kbv_post_send(kbv_qp_t qp, const kbv_send_wr_t* wrs, uint32_t n, uint32_t* bad_index) {
+  auto* q = v::fast<v::QpImpl>(qp, Kind::kQp);
+  if (!q) return KBV_ERR_INVALID_HANDLE;
+  if (bad_index) *bad_index = 0;
+  if (!q->ready()) return KBV_ERR_INVALID_STATE;
+  if (n > 0 && !wrs) return KBV_ERR_INVALID_ARGUMENT;
+  if (q->dev->failed.load(std::memory_order_acquire)) return v::device_failure(*q->dev).code();
+  const uint32_t s = q->qp_state.load(std::memory_order_acquire);
+  if (s == KBV_QPS_RESET || s == KBV_QPS_INIT || s == KBV_QPS_RTR) return KBV_ERR_INVALID_QP_STATE;
+  if (!q->sq) return KBV_ERR_INVALID_STATE;
+  hca::SendWr tmp[v::kChunk];
+  for (uint32_t base = 0; base < n; base += v::kChunk) {
+    const uint32_t m = std::min(v::kChunk, n - base);
+    for (uint32_t i = 0; i < m; ++i) {
+      const kbv_send_wr_t& w = wrs[base + i];
+      kbv_status_t err = KBV_SUCCESS;
+      const hca::Ah* ah = nullptr;
+      if (w.opcode > KBV_WR_ATOMIC_FA || (w.flags & ~v::kSendFlags) || (w.num_sge && !w.sg_list)) {
+        err = KBV_ERR_INVALID_ARGUMENT;
+      } else if (q->type == KBV_QPT_UD) {
+        auto* a = v::fast<v::AhImpl>(w.ah, Kind::kAh);
+        if (!a || a->dev != q->dev)
+          err = KBV_ERR_INVALID_HANDLE;
+        else
+          ah = &a->ah;
+      }
+      if (err != KBV_SUCCESS) {
+        Status ps = v::post_chunk(*q->sq, tmp, i, base, bad_index);
+        if (!ps.is_ok()) return ps.code();
+        if (bad_index) *bad_index = base + i;
+        return err;
+      }
+      hca::SendWr& t = tmp[i];
+      t.wr_id = w.wr_id;
+      t.opcode = static_cast<hca::WrOpcode>(w.opcode);
+      t.flags = w.flags;
+      t.sg = v::sges(w.sg_list, w.num_sge);
+      t.imm = w.imm;
+      t.remote_addr = w.remote_addr;
+      t.rkey = w.rkey;
+      t.compare_add = w.compare_add;
+      t.swap = w.swap;
+      t.ah = ah;
+      t.remote_qpn = w.remote_qpn;
+      t.q_key = w.remote_qkey;
+    }
+    Status ps = v::post_chunk(*q->sq, tmp, m, base, bad_index);
+    if (!ps.is_ok()) return ps.code();
+  }
+  return KBV_SUCCESS;
+}
+
+kbv_status_t kbv_post_recv(kbv_qp_t qp, const kbv_recv_wr_t* wrs, uint32_t n, uint32_t* bad_index) {
+  auto* q = v::fast<v::QpImpl>(qp, Kind::kQp);
+  if (!q) return KBV_ERR_INVALID_HANDLE;
+  if (bad_index) *bad_index = 0;
+  if (!q->ready()) return KBV_ERR_INVALID_STATE;
+  if (n > 0 && !wrs) return KBV_ERR_INVALID_ARGUMENT;
+  if (q->dev->failed.load(std::memory_order_acquire)) return v::device_failure(*q->dev).code();
+  if (q->qp_state.load(std::memory_order_acquire) == KBV_QPS_RESET) return KBV_ERR_INVALID_QP_STATE;
+  if (!q->rq) return KBV_ERR_INVALID_ARGUMENT;  // receives come from its SRQ
+  return v::post_recv_common(*q->rq, wrs, n, bad_index);
+}
+
+kbv_status_t kbv_post_srq_recv(kbv_srq_t srq, const kbv_recv_wr_t* wrs, uint32_t n,
+                               uint32_t* bad_index) {
+  auto* s = v::fast<v::SrqImpl>(srq, Kind::kSrq);
+  if (!s) return KBV_ERR_INVALID_HANDLE;
+  if (bad_index) *bad_index = 0;
+  if (!s->ready() || !s->q) return KBV_ERR_INVALID_STATE;
+  if (n > 0 && !wrs) return KBV_ERR_INVALID_ARGUMENT;
+  if (s->dev->failed.load(std::memory_order_acquire)) return v::device_failure(*s->dev).code();
+  return v::post_recv_common(*s->q, wrs, n, bad_index);
+}
+
+int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n) {
+  auto* c = v::fast<v::CqImpl>(cq, Kind::kCq);
+  if (!c) return KBV_ERR_INVALID_HANDLE;
+  if (!c->ready()) return KBV_ERR_INVALID_STATE;
+  if (n > 0 && !wcs) return KBV_ERR_INVALID_ARGUMENT;
+  if (c->resizing.load(std::memory_order_acquire)) return KBV_ERR_BUSY;
+  c->apply_ops();
+  if (!c->poller) return 0;
+  if (n > (1u << 30)) n = 1u << 30;  // keeps the count in int range
+  hca::WorkCompletion tmp[v::kChunk];
+  uint32_t total = 0;
+  while (total < n) {
+    const uint32_t m = std::min(v::kChunk, n - total);
+    const size_t got = c->poller->poll(std::span<hca::WorkCompletion>(tmp, m));
+    for (size_t i = 0; i < got; ++i) {
+      const hca::WorkCompletion& s = tmp[i];
+      kbv_wc_t& w = wcs[total + i];
+      w = kbv_wc_t{};
+      w.wr_id = s.wr_id;
+      w.status = s.status;
+      w.opcode = static_cast<uint32_t>(s.opcode);
+      w.byte_len = s.byte_len;
+      w.imm = s.imm;
+      w.flags = s.flags;
+      w.qp_num = s.qpn;
+      w.src_qp = s.src_qp;
+      w.syndrome = s.syndrome;
+      w.vendor_err = s.vendor_err;
+    }
+    total += static_cast<uint32_t>(got);
+    if (got < m) break;
+  }
+  return static_cast<int>(total);
+}
+
+}  // extern "C"

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// The objects behind the kbv.h handles: one Impl per kind, each owning its
+// verbs Object (request.hpp: handle, references, requests, IRP close) and
+// the driver object (src/hca) it stands for.
+//
+// Life cycle of every object:
+//   create call  -> Impl + Object registered (handle returned at once),
+//                   state kCreating; the driver create command in flight.
+//   its callback -> kReady (event KBV_SUCCESS) or, on failure / when the
+//                   create request was cancelled, an internal close.
+//   close call   -> fast-path entry erased, Object::close (requests
+//                   cancelled, creator reference dropped); when the last
+//                   reference goes, start_final() issues the firmware
+//                   destroy; its callback frees the driver object, calls
+//                   Object::finish_final() (close event) and drops the
+//                   references held on parents.
+// The device of every object holds one lock (DeviceImpl::mu, recursive) for
+// every driver call: src/hca is single-threaded.
+//
+// Threading: the control path is thread-safe through DeviceImpl::mu and the
+// registry lock; the fast-path members (queues, pollers) belong to the
+// application thread that owns the QP/CQ/SRQ (kbv.h "Fast path").
+#pragma once
+
+#include <kbv/kbv.h>
+#include <kbv/status.hpp>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "hca/ah.hpp"
+#include "hca/cq.hpp"
+#include "hca/dp_cq.hpp"
+#include "hca/dp_rq.hpp"
+#include "hca/dp_sq.hpp"
+#include "hca/hca.hpp"
+#include "hca/mr.hpp"
+#include "hca/platform_io.hpp"
+#include "hca/qp.hpp"
+#include "hca/srq.hpp"
+#include "platform/device.hpp"
+#include "verbs/event_queue.hpp"
+#include "verbs/request.hpp"
+
+namespace kbv::sim {
+class Model;
+}
+
+namespace kbv::verbs {
+
+enum class Kind : uint8_t { kDevice = 1, kPd, kMr, kCq, kQp, kSrq, kAh };
+
+enum class State : uint8_t { kCreating, kReady, kDead };
+
+class DeviceImpl;
+
+struct Base : std::enable_shared_from_this<Base> {
+  explicit Base(Kind k) : kind(k) {}
+  virtual ~Base() = default;
+  Base(const Base&) = delete;
+  Base& operator=(const Base&) = delete;
+
+  uint64_t handle() const { return obj ? obj->handle() : 0; }
+  bool ready() const { return state.load(std::memory_order_acquire) == State::kReady; }
+
+  const Kind kind;
+  std::shared_ptr<Object> obj;
+  std::atomic<State> state{State::kCreating};
+  std::weak_ptr<EventQueue> event_eq;  // async events about this object
+  std::shared_ptr<DeviceImpl> dev;     // null for the device itself
+  // References this object holds on others (released after its destroy).
+  std::vector<std::shared_ptr<Base>> parents;
+  // The firmware destroy (set when the driver object exists); it must end
+  // in finish_close(). Null: nothing to destroy.
+  std::function<void()> destroy;
+  bool final_taken = false;  // run_destroy ran (device lock)
+};
+
+// ---- registry -------------------------------------------------------------------
+
+// Registers impl: creates its Object (deferred final), records handle ->
+// impl, and (fast kinds) the fast-path entry. nullptr on exhaustion.
+std::shared_ptr<Object> register_object(const std::shared_ptr<Base>& impl);
+// The live (not closing) object of `kind` for handle h, or nullptr with
+// *err = KBV_ERR_INVALID_HANDLE.
+std::shared_ptr<Base> lookup(uint64_t h, Kind kind);
+template <class T>
+std::shared_ptr<T> lookup_as(uint64_t h, Kind kind) {
+  return std::static_pointer_cast<T>(lookup(h, kind));
+}
+// Fast-path lookup (lock-free); nullptr for an invalid/closed handle or
+// another kind.
+Base* fast_lookup(uint64_t h);
+// Close an object (kbv_*_destroy): erase the fast entry, Object::close.
+// Synchronous without eq (see kbv.h "Close").
+Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t user_data);
+// Close started by kbv itself (failed or cancelled create).
+void close_internal(const std::shared_ptr<Base>& impl);
+// Called by an impl's destroy completion: frees and finishes the close.
+void finish_close(Base& impl);
+// With the device lock held: runs impl.destroy (or finish_close) once.
+void run_destroy(Base& impl);
+// A create callback's success path (device lock held): the object becomes
+// ready, then its create request completes (KBV_SUCCESS, info). If it was
+// closed meanwhile it is destroyed; if the create request was cancelled
+// (nothing to complete), kbv closes it.
+void created(const std::shared_ptr<Base>& impl, const Ticket& t, uint64_t info);
+// A create callback's failure path (device lock held): the request
+// completes with st (if a ticket is given) and the object dies.
+void create_failed(const std::shared_ptr<Base>& impl, const Ticket* t = nullptr, Status st = {});
+
+// ---- control requests -------------------------------------------------------------
+
+// start(ticket) runs with the device lock held; it submits the driver work
+// and arranges exactly one EventQueue::complete(ticket, ...) later (or
+// completes it at once). It returns KBV_PENDING / KBV_SUCCESS (the ticket
+// was or will be completed) or an error (nothing submitted; no event).
+using StartFn = std::function<Status(const Ticket&)>;
+// Runs a control request about `about` (its requests are cancelled by
+// cancel_object / close) on eq, or synchronously when eq is KBV_EQ_NONE.
+// Returns KBV_PENDING (async), the request's status (sync), or the error of
+// the submission.
+Status submit_control(DeviceImpl& dev, Object* about, kbv_eq_t eq, uint64_t user_data,
+                      const StartFn& start);
+
+// Create plumbing shared by every kind: takes a reference on each parent,
+// registers impl (*out = its handle), runs submit_control(start). On an
+// error (submission or synchronous failure) the object is gone and *out 0.
+Status create_object(const std::shared_ptr<Base>& impl,
+                     const std::vector<std::shared_ptr<Base>>& parents, kbv_eq_t eq,
+                     uint64_t user_data, uint64_t* out, const StartFn& start);
+
+// The queue named by an attr's event_eq (or the request's eq when 0).
+// KBV_ERR_INVALID_HANDLE for a bad non-zero handle.
+Result<std::weak_ptr<EventQueue>> event_queue_for(kbv_eq_t event_eq, kbv_eq_t eq);
+// Posts an unsolicited event (ignored when the queue is gone or full: the
+// queue counts it as lost).
+void post_async(const std::weak_ptr<EventQueue>& q, uint32_t type, Status st, uint64_t object,
+                uint64_t info);
+
+// ---- the objects ------------------------------------------------------------------
+
+class CqImpl;
+class QpImpl;
+class SrqImpl;
+
+class DeviceImpl : public Base {
+ public:
+  DeviceImpl() : Base(Kind::kDevice) {}
+  ~DeviceImpl() override;
+
+  // Drive the device: try-lock, Hca::poll, open/teardown steps. Returns work
+  // done (0 when another thread holds the lock or nothing happened).
+  uint32_t progress();
+  // Blocking progress for synchronous calls: waits for the lock; sleeps a
+  // little when idle so the model threads get the CPUs. Never errors (the
+  // driver bounds every command with a timeout).
+  Status progress_wait();
+  uint32_t progress_locked();  // with mu held
+
+  // Hca event / completion handlers (with mu held, from Hca::poll).
+  void on_hca_event(const hca::HcaEvent& e);
+  void on_comp(uint32_t cqn);
+
+  Status check_usable() const;  // ready and not failed
+  Status start_progress_thread();
+  Status stop_progress_thread();
+
+  std::recursive_mutex mu;
+  std::string uri;
+  std::shared_ptr<sim::Model> model;  // sim: devices (shared by opens of one name)
+  std::unique_ptr<platform::DeviceHandle> pdev;
+  std::unique_ptr<hca::PlatformDeviceIo> io;
+  std::unique_ptr<hca::Hca> hca;
+  std::optional<Ticket> open_ticket;
+  bool teardown_requested = false;
+  bool teardown_started = false;
+  std::atomic<bool> finished{false};
+  std::atomic<bool> failed{false};
+  std::atomic<int32_t> failure{KBV_SUCCESS};
+  std::unordered_map<uint32_t, std::weak_ptr<CqImpl>> cqs;
+  std::unordered_map<uint32_t, std::weak_ptr<QpImpl>> qps;
+  std::unordered_map<uint32_t, std::weak_ptr<SrqImpl>> srqs;
+
+  std::thread progress_thread;
+  std::atomic<bool> stop_thread{false};
+
+ private:
+  void finish_teardown();
+};
+
+class PdImpl : public Base {
+ public:
+  PdImpl() : Base(Kind::kPd) {}
+  uint32_t pdn = 0;
+};
+
+class MrImpl : public Base {
+ public:
+  MrImpl() : Base(Kind::kMr) {}
+  ~MrImpl() override;
+  std::unique_ptr<hca::Mr> mr;
+};
+
+class AhImpl : public Base {
+ public:
+  AhImpl() : Base(Kind::kAh) {}
+  hca::Ah ah;
+};
+
+// A request to the CQ's poller thread: attach or detach a QP. Pushed by the
+// control path, applied by kbv_poll_cq (lock-free stack, reversed on use).
+struct AttachOp {
+  std::shared_ptr<QpImpl> qp;
+  bool attach = true;
+  bool send = false;  // attach its send queue
+  bool recv = false;  // attach its receive queue / SRQ
+  AttachOp* next = nullptr;
+};
+
+class CqImpl : public Base {
+ public:
+  CqImpl() : Base(Kind::kCq) {}
+  ~CqImpl() override;
+
+  void push_op(AttachOp* op);
+  // Applies pending attach/detach operations (poller thread).
+  void apply_ops();
+  // Rebuilds the poller after create/resize and re-attaches the QPs.
+  Status rebuild_poller();
+
+  std::unique_ptr<hca::Cq> cq;
+  std::optional<hca::CqPoller> poller;
+  NotifySlot notify;
+  std::atomic<AttachOp*> ops{nullptr};
+  // Attached QPs (kept alive while their completions may arrive); poller
+  // thread only.
+  struct Attached {
+    std::shared_ptr<QpImpl> qp;
+    bool send, recv;
+  };
+  std::vector<Attached> attached;
+  std::atomic<bool> resizing{false};
+};
+
+class SrqImpl : public Base {
+ public:
+  SrqImpl() : Base(Kind::kSrq) {}
+  ~SrqImpl() override;
+  std::unique_ptr<hca::Srq> srq;
+  std::optional<hca::SrqQueue> q;
+  hca::SrqConfig cfg;
+};
+
+class QpImpl : public Base {
+ public:
+  QpImpl() : Base(Kind::kQp) {}
+  ~QpImpl() override;
+  // (Re)builds the send/receive queues over the QP's rings (create, and
+  // after a transition to RESET, when firmware restarts its counters).
+  Status build_queues();
+
+  std::unique_ptr<hca::Qp> qp;
+  hca::QpConfig cfg;
+  uint32_t type = 0;  // kbv_qp_type_t
+  kbv_qp_cap_t cap{};
+  bool sig_all = false;
+  std::optional<hca::SendQueue> sq;
+  std::optional<hca::RecvQueue> rq;
+  std::shared_ptr<CqImpl> send_cq, recv_cq;
+  std::shared_ptr<SrqImpl> srq;
+  std::atomic<uint32_t> qp_state{KBV_QPS_RESET};  // kbv_qp_state_t, fast-path view
+  std::atomic<bool> modifying{false};
+  hca::cmd::QpAttr acc;  // attributes accumulated over the modifies (device lock)
+};
+
+// The process's devices still being driven (open, or closing and not yet
+// torn down): every kbv_eq_poll drives them.
+void devices_add(const std::shared_ptr<DeviceImpl>& d);
+void devices_remove(const DeviceImpl* d);
+std::vector<std::shared_ptr<DeviceImpl>> devices_snapshot();
+
+// Test hook: the driver configuration used by later kbv_device_open calls
+// (health interval etc.). Not part of the C API.
+void set_hca_config(const hca::HcaConfig& cfg);
+hca::HcaConfig hca_config();
+
+}  // namespace kbv::verbs

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Handle registry, close protocol and control-request plumbing (objects.hpp).
+#include <kbv/kbv.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "common/log.hpp"
+#include "verbs/fast_table.hpp"
+#include "verbs/objects.hpp"
+
+namespace kbv::verbs {
+
+namespace {
+constexpr const char* kLog = "verbs";
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::shared_ptr<Base>> by_handle;
+  FastTable<Base> fast;
+  std::mutex dev_mu;
+  std::vector<std::shared_ptr<DeviceImpl>> devices;
+  std::mutex cfg_mu;
+  hca::HcaConfig cfg;
+};
+
+Registry& reg() {
+  static Registry* r = new Registry();  // never destroyed: used until exit
+  return *r;
+}
+
+bool is_fast_kind(Kind k) {
+  return k == Kind::kCq || k == Kind::kQp || k == Kind::kSrq || k == Kind::kAh;
+}
+
+// Last reference gone after close: destroy what the driver holds, then
+// finish. Runs on the releasing thread.
+void start_final(Base* impl) {
+  std::shared_ptr<DeviceImpl> dev =
+      impl->kind == Kind::kDevice ? nullptr : impl->dev;  // keep the device alive
+  if (impl->kind == Kind::kDevice) {
+    auto* d = static_cast<DeviceImpl*>(impl);
+    std::lock_guard lk(d->mu);
+    d->teardown_requested = true;  // progress_locked() tears down outside Hca::poll
+    return;
+  }
+  std::lock_guard lk(dev->mu);
+  // Still being created: the create callback sees it closing and destroys it.
+  if (impl->state.load() == State::kCreating) return;
+  run_destroy(*impl);
+}
+
+void global_progress() {
+  for (auto& d : devices_snapshot()) (void)d->progress();
+}
+
+}  // namespace
+
+std::shared_ptr<Object> register_object(const std::shared_ptr<Base>& impl) {
+  EventQueue::set_global_progress(&global_progress);
+  Base* raw = impl.get();
+  auto obj = Object::create_deferred([raw] { start_final(raw); });
+  if (!obj) return nullptr;
+  impl->obj = obj;
+  Registry& r = reg();
+  {
+    std::lock_guard lk(r.mu);
+    r.by_handle[obj->handle()] = impl;
+  }
+  if (is_fast_kind(impl->kind) && !r.fast.put(obj->handle(), raw)) {
+    log::error(kLog, "fast handle table: no room for {:#x}", obj->handle());
+  }
+  return obj;
+}
+
+std::shared_ptr<Base> lookup(uint64_t h, Kind kind) {
+  Registry& r = reg();
+  std::shared_ptr<Base> b;
+  {
+    std::lock_guard lk(r.mu);
+    auto it = r.by_handle.find(h);
+    if (it == r.by_handle.end()) return nullptr;
+    b = it->second;
+  }
+  if (b->kind != kind || !b->obj || b->obj->closing()) return nullptr;
+  return b;
+}
+
+Base* fast_lookup(uint64_t h) { return reg().fast.get(h); }
+
+Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t user_data) {
+  Registry& r = reg();
+  DeviceImpl* dev =
+      impl->kind == Kind::kDevice ? static_cast<DeviceImpl*>(impl.get()) : impl->dev.get();
+  if (eq != KBV_EQ_NONE) {
+    auto q = eq_from_handle(eq);
+    if (!q) return KBV_ERR_INVALID_HANDLE;
+    r.fast.erase(impl->handle());
+    return impl->obj->close(q, user_data);
+  }
+  r.fast.erase(impl->handle());
+  if (impl->obj->refs() > 1) {
+    // Children still hold it: finishes (with no event) when they close.
+    Status s = impl->obj->close(nullptr, 0);
+    return s.is_error() ? s : Status{KBV_PENDING};
+  }
+  auto ev = run_sync(
+      [&](const std::shared_ptr<EventQueue>& q, uint64_t ud) { return impl->obj->close(q, ud); },
+      [dev] { return dev->progress_wait(); });
+  if (!ev) return ev.status();
+  return Status{static_cast<kbv_status_t>(ev->status)};
+}
+
+void close_internal(const std::shared_ptr<Base>& impl) {
+  reg().fast.erase(impl->handle());
+  (void)impl->obj->close(nullptr, 0);
+}
+
+void finish_close(Base& impl) {
+  Registry& r = reg();
+  std::shared_ptr<Base> keep;
+  {
+    std::lock_guard lk(r.mu);
+    auto it = r.by_handle.find(impl.handle());
+    if (it != r.by_handle.end()) {
+      keep = std::move(it->second);
+      r.by_handle.erase(it);
+    }
+  }
+  impl.state.store(State::kDead, std::memory_order_release);
+  impl.obj->finish_final();
+  auto parents = std::move(impl.parents);
+  impl.parents.clear();
+  for (auto& p : parents) p->obj->release();
+}
+
+void run_destroy(Base& impl) {
+  if (impl.final_taken) return;
+  impl.final_taken = true;
+  if (impl.destroy) {
+    auto fn = std::move(impl.destroy);
+    impl.destroy = nullptr;
+    fn();
+    return;
+  }
+  finish_close(impl);
+}
+
+void created(const std::shared_ptr<Base>& impl, const Ticket& t, uint64_t info) {
+  impl->state.store(State::kReady, std::memory_order_release);
+  Status done = EventQueue::complete(t, KBV_SUCCESS, impl->handle(), info);
+  if (impl->obj->closing()) {
+    if (impl->obj->refs() == 0) run_destroy(*impl);
+    return;
+  }
+  if (!done.is_ok()) {
+    // The create request was cancelled (or its queue destroyed): the object
+    // is not the application's; destroy it (kbv.h "Cancellation").
+    close_internal(impl);
+  }
+}
+
+void create_failed(const std::shared_ptr<Base>& impl, const Ticket* t, Status st) {
+  impl->state.store(State::kDead, std::memory_order_release);
+  impl->destroy = nullptr;
+  if (t) (void)EventQueue::complete(*t, st, impl->handle(), 0);
+  if (impl->obj->closing()) {
+    if (impl->obj->refs() == 0) run_destroy(*impl);
+    return;
+  }
+  close_internal(impl);
+}
+
+Status create_object(const std::shared_ptr<Base>& impl,
+                     const std::vector<std::shared_ptr<Base>>& parents, kbv_eq_t eq,
+                     uint64_t user_data, uint64_t* out, const StartFn& start) {
+  *out = 0;
+  if (eq != KBV_EQ_NONE && !eq_from_handle(eq)) return KBV_ERR_INVALID_HANDLE;
+  for (size_t i = 0; i < parents.size(); ++i) {
+    if (!parents[i]->obj->acquire().is_ok()) {
+      for (size_t j = 0; j < i; ++j) parents[j]->obj->release();
+      return KBV_ERR_INVALID_HANDLE;
+    }
+  }
+  impl->parents = parents;
+  auto obj = register_object(impl);
+  if (!obj) {
+    for (auto& p : parents) p->obj->release();
+    impl->parents.clear();
+    return KBV_ERR_NO_RESOURCES;
+  }
+  *out = obj->handle();
+  Status st = submit_control(*impl->dev, obj.get(), eq, user_data, start);
+  if (st.is_error()) {
+    std::lock_guard lk(impl->dev->mu);
+    // Submission failed (no callback will come) or the synchronous create
+    // failed (the callback already closed it).
+    if (impl->state.load() == State::kCreating) create_failed(impl);
+    *out = 0;
+  }
+  return st;
+}
+
+Status submit_control(DeviceImpl& dev, Object* about, kbv_eq_t eq, uint64_t user_data,
+                      const StartFn& start) {
+  auto run = [&](const std::shared_ptr<EventQueue>& q, uint64_t ud) -> Status {
+    Result<Ticket> t =
+        about ? about->begin(q, ud, KBV_EVENT_REQUEST) : q->begin(ud, KBV_EVENT_REQUEST, 0);
+    if (!t) return t.status();
+    Status s;
+    {
+      std::lock_guard lk(dev.mu);
+      s = start(*t);
+    }
+    if (s.is_error()) {
+      (void)EventQueue::abandon(*t);
+      return s;
+    }
+    return KBV_PENDING;
+  };
+  if (eq != KBV_EQ_NONE) {
+    auto q = eq_from_handle(eq);
+    if (!q) return KBV_ERR_INVALID_HANDLE;
+    return run(q, user_data);
+  }
+  auto ev = run_sync(run, [&dev] { return dev.progress_wait(); });
+  if (!ev) return ev.status();
+  return Status{static_cast<kbv_status_t>(ev->status), ev->fw_status, ev->syndrome};
+}
+
+Result<std::weak_ptr<EventQueue>> event_queue_for(kbv_eq_t event_eq, kbv_eq_t eq) {
+  kbv_eq_t h = event_eq != KBV_EQ_NONE ? event_eq : eq;
+  if (h == KBV_EQ_NONE) return std::weak_ptr<EventQueue>{};
+  auto q = eq_from_handle(h);
+  if (!q) return KBV_ERR_INVALID_HANDLE;
+  return std::weak_ptr<EventQueue>(q);
+}
+
+void post_async(const std::weak_ptr<EventQueue>& q, uint32_t type, Status st, uint64_t object,
+                uint64_t info) {
+  auto eq = q.lock();
+  if (!eq) {
+    log::debug(kLog, "async event {} for {:#x} dropped: no event queue", type, object);
+    return;
+  }
+  kbv_event_t ev{};
+  ev.type = type;
+  ev.status = st.code();
+  ev.object = object;
+  ev.info = info;
+  ev.fw_status = st.fw_status();
+  ev.syndrome = st.syndrome();
+  (void)eq->post(ev);
+}
+
+void devices_add(const std::shared_ptr<DeviceImpl>& d) {
+  Registry& r = reg();
+  std::lock_guard lk(r.dev_mu);
+  r.devices.push_back(d);
+}
+
+void devices_remove(const DeviceImpl* d) {
+  Registry& r = reg();
+  std::lock_guard lk(r.dev_mu);
+  std::erase_if(r.devices, [d](const auto& x) { return x.get() == d; });
+}
+
+std::vector<std::shared_ptr<DeviceImpl>> devices_snapshot() {
+  Registry& r = reg();
+  std::lock_guard lk(r.dev_mu);
+  return r.devices;
+}
+
+void set_hca_config(const hca::HcaConfig& cfg) {
+  Registry& r = reg();
+  std::lock_guard lk(r.cfg_mu);
+  r.cfg = cfg;
+}
+
+hca::HcaConfig hca_config() {
+  Registry& r = reg();
+  std::lock_guard lk(r.cfg_mu);
+  return r.cfg;
+}
+
+}  // namespace kbv::verbs
+
+extern "C" {
+
+uint32_t kbv_api_version(void) { return KBV_API_VERSION; }
+
+kbv_status_t kbv_cancel_object(uint64_t object, uint32_t* cancelled) {
+  auto o = kbv::verbs::Object::from_handle(object);
+  if (!o) return KBV_ERR_INVALID_HANDLE;
+  uint32_t n = o->cancel_requests();
+  if (cancelled) *cancelled = n;
+  return n ? KBV_SUCCESS : KBV_ERR_NOT_FOUND;
+}
+
+}  // extern "C"
