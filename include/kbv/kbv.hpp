@@ -90,8 +90,11 @@ class Owned {
 
 // A create call's result: the new owner, or the error (sync), or the owner
 // of a pending object (async).
+// h is taken by reference: the C call that writes it is the other argument,
+// and argument evaluation order is unspecified (by value, h may be read
+// before the call has written it).
 template <class T>
-Result<T> made(kbv_status_t st, uint64_t h) {
+Result<T> made(kbv_status_t st, const uint64_t& h) {
   if (st == KBV_SUCCESS || st == KBV_PENDING) return T(h);
   return Status{st};
 }
