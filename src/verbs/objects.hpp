@@ -82,6 +82,10 @@ struct Base : std::enable_shared_from_this<Base> {
   // in finish_close(). Null: nothing to destroy.
   std::function<void()> destroy;
   bool final_taken = false;  // run_destroy ran (device lock)
+  // Children created on this object and not yet closed by the application
+  // (a synchronous close waits only for children already closing).
+  std::atomic<int32_t> open_children{0};
+  std::atomic<bool> close_marked{false};
 };
 
 // ---- registry -------------------------------------------------------------------

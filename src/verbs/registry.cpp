@@ -50,6 +50,12 @@ void start_final(Base* impl) {
   run_destroy(*impl);
 }
 
+// The object's close began: it no longer counts as an open child.
+void mark_closing(Base& b) {
+  if (b.close_marked.exchange(true)) return;
+  for (auto& p : b.parents) p->open_children.fetch_sub(1, std::memory_order_acq_rel);
+}
+
 void global_progress() {
   for (auto& d : devices_snapshot()) (void)d->progress();
 }
@@ -96,16 +102,25 @@ Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t use
     auto q = eq_from_handle(eq);
     if (!q) return KBV_ERR_INVALID_HANDLE;
     r.fast.erase(impl->handle());
+    if (impl->obj->closing()) return KBV_ERR_INVALID_HANDLE;
+    mark_closing(*impl);  // before close(): a final close frees the parents list
     return impl->obj->close(q, user_data);
   }
   r.fast.erase(impl->handle());
-  if (impl->obj->refs() > 1) {
+  if (impl->open_children.load(std::memory_order_acquire) > 0) {
     // Children still hold it: finishes (with no event) when they close.
+    if (impl->obj->closing()) return KBV_ERR_INVALID_HANDLE;
+    mark_closing(*impl);
     Status s = impl->obj->close(nullptr, 0);
     return s.is_error() ? s : Status{KBV_PENDING};
   }
+  // Children already closing finish by themselves: wait for them too.
   auto ev = run_sync(
-      [&](const std::shared_ptr<EventQueue>& q, uint64_t ud) { return impl->obj->close(q, ud); },
+      [&](const std::shared_ptr<EventQueue>& q, uint64_t ud) -> Status {
+        if (impl->obj->closing()) return KBV_ERR_INVALID_HANDLE;
+        mark_closing(*impl);
+        return impl->obj->close(q, ud);
+      },
       [dev] { return dev->progress_wait(); });
   if (!ev) return ev.status();
   return Status{static_cast<kbv_status_t>(ev->status)};
@@ -113,6 +128,7 @@ Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t use
 
 void close_internal(const std::shared_ptr<Base>& impl) {
   reg().fast.erase(impl->handle());
+  mark_closing(*impl);
   (void)impl->obj->close(nullptr, 0);
 }
 
@@ -189,6 +205,7 @@ Status create_object(const std::shared_ptr<Base>& impl,
     impl->parents.clear();
     return KBV_ERR_NO_RESOURCES;
   }
+  for (auto& p : parents) p->open_children.fetch_add(1, std::memory_order_acq_rel);
   *out = obj->handle();
   Status st = submit_control(*impl->dev, obj.get(), eq, user_data, start);
   if (st.is_error()) {
