@@ -9,14 +9,16 @@
 //
 // Uses the public C++ API (kbv/kbv.hpp) only.
 //
-//   kbv-devinfo [-d URI] [-i PORT] [-l] [-v]
+//   kbv-devinfo [-d URI] [-i PORT] [-l] [-v] [--link-wait MS]
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <kbv/kbv.hpp>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -26,7 +28,21 @@ struct Args {
   uint32_t port = 0;   // 0: every port
   bool list = false;
   bool verbose = false;
+  uint32_t link_wait_ms = 2000;
 };
+
+// kbv-devinfo brings the HCA up itself (there is no kernel driver holding it
+// up), and a port trains its link after INIT_HCA: wait up to wait_ms for a
+// DOWN port to come up, so the state shown is the settled one.
+kbv::Result<kbv_port_attr_t> query_port_settled(kbv::Device& dev, uint32_t port, uint32_t wait_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (true) {
+    auto p = dev.query_port(port);
+    if (!p || p->state != KBV_PORT_DOWN || std::chrono::steady_clock::now() >= deadline) return p;
+    (void)dev.progress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
 
 std::string guid_str(uint64_t g) {
   return fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", (g >> 48) & 0xffff, (g >> 32) & 0xffff,
@@ -185,7 +201,7 @@ bool show(const std::string& uri, const Args& args) {
   print_device(*attr, args.verbose);
   for (uint32_t port = 1; port <= attr->phys_port_cnt; ++port) {
     if (args.port != 0 && port != args.port) continue;
-    auto p = dev->query_port(port);
+    auto p = query_port_settled(*dev, port, args.link_wait_ms);
     if (!p) {
       fmt::print(stderr, "kbv-devinfo: {} port {}: query failed: {}\n", uri, port,
                  kbv_status_name(p.status().code()));
@@ -206,6 +222,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 255u));
   app.add_flag("-l,--list", args.list, "Only list the devices");
   app.add_flag("-v,--verbose", args.verbose, "Also the limits and capabilities");
+  app.add_option("--link-wait", args.link_wait_ms,
+                 "Milliseconds to wait for a port's link to come up after bring-up (default 2000)");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::string> uris;
