@@ -4,15 +4,18 @@
 #include "kbv-perf/endpoint.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 
 namespace kbv::perf {
 
 namespace {
 
 constexpr uint64_t kAlign = 4096;
+constexpr std::chrono::seconds kLinkWait{10};
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -40,7 +43,15 @@ Result<std::unique_ptr<Endpoint>> Endpoint::create(const std::string& uri, const
   e->dev_ = std::move(*dev);
   auto attr = e->dev_.query();
   if (!attr) return attr.status();
+  // kbv-perf brings the HCA up itself; the port trains its link after
+  // INIT_HCA: wait for it to become active.
   auto port = e->dev_.query_port(1);
+  const auto deadline = std::chrono::steady_clock::now() + kLinkWait;
+  while (port && port->state != KBV_PORT_ACTIVE && std::chrono::steady_clock::now() < deadline) {
+    (void)e->dev_.progress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    port = e->dev_.query_port(1);
+  }
   if (!port) return port.status();
   if (port->state != KBV_PORT_ACTIVE) return KBV_ERR_INVALID_STATE;
   // The RoCEv2 GID (kbv-perf speaks RoCEv2), else the first entry in use.

@@ -13,8 +13,10 @@
 //   3. the loop: latency (ping-pong for WRITE/SEND, one-sided for READ and
 //      atomics; QP 0) or bandwidth (every QP, up to tx_depth outstanding, one
 //      signalled work request in cq_mod);
-//   4. each side checks the data it ended with (pattern.hpp) and sends
-//      RESULT <phase> ok|fail <detail>; the phase passes when both are ok.
+//   4. each side checks the data it ended with (pattern.hpp) and reports
+//      RESULT <phase> ok|fail <detail>: the client first, the server once it
+//      has read the client's (its memory is final only then); the phase
+//      passes when both are ok.
 // A work completion error, a wait without progress for kDataTimeout, or a
 // failed check fails the phase; the session stops at the first failure.
 #pragma once
