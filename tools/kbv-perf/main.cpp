@@ -151,8 +151,8 @@ int run_as_client(Channel& ch, const Options& o, const std::string& device, cons
   } else {
     fmt::print("{}\n", kResultLine);
     for (const DeviceStats& d : rep.devices) {
-      fmt::print(" {}: firmware commands in flight {} (max {}), completed {}\n", d.device,
-                 d.fw_cmds_in_flight, d.fw_cmds_in_flight_max, d.fw_cmds_completed);
+      fmt::print(" {} {}: firmware commands in flight {} (max {}), completed {}\n", d.side,
+                 d.device, d.fw_cmds_in_flight, d.fw_cmds_in_flight_max, d.fw_cmds_completed);
     }
     if (rep.verified) fmt::print(" Data verified: {}\n", rep.verify_detail);
   }

@@ -520,18 +520,20 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
 }
 
 std::string stats_line(const DeviceStats& d) {
-  return fmt::format("STATS {} {} {} {}", d.device, d.fw_cmds_in_flight, d.fw_cmds_in_flight_max,
-                     d.fw_cmds_completed);
+  return fmt::format("STATS {} {} {} {} {}", d.side, d.device, d.fw_cmds_in_flight,
+                     d.fw_cmds_in_flight_max, d.fw_cmds_completed);
 }
 
 std::optional<DeviceStats> parse_stats(const std::string& line) {
   DeviceStats d;
+  char side[16] = {};
   char uri[KBV_URI_MAX + 1] = {};
   unsigned long long completed = 0;
-  if (std::sscanf(line.c_str(), "STATS %64s %u %u %llu", uri, &d.fw_cmds_in_flight,
-                  &d.fw_cmds_in_flight_max, &completed) != 4) {
+  if (std::sscanf(line.c_str(), "STATS %15s %64s %u %u %llu", side, uri, &d.fw_cmds_in_flight,
+                  &d.fw_cmds_in_flight_max, &completed) != 5) {
     return std::nullopt;
   }
+  d.side = side;
   d.device = uri;
   d.fw_cmds_completed = completed;
   return d;
@@ -541,6 +543,7 @@ std::optional<DeviceStats> parse_stats(const std::string& line) {
 
 DeviceStats device_stats(Endpoint& ep) {
   DeviceStats d;
+  d.side = ep.side() == 0 ? "client" : "server";
   d.device = ep.uri();
   auto s = ep.device().stats();
   if (s) {

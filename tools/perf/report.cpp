@@ -32,7 +32,9 @@ std::string jstr(std::string_view s) {
 }
 
 // JSON has no NaN/Inf: those become null.
-std::string jnum(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "null"; }
+std::string jnum(double v, int digits = 3) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "null";
+}
 
 std::string jsizes(const std::vector<uint64_t>& v) {
   std::string s = "[";
@@ -117,16 +119,16 @@ std::string format_json(const Report& r) {
         "{}\n    {{\"bytes\": {}, \"iterations\": {}, \"bw_peak_mbs\": {}, \"bw_avg_mbs\": {}, "
         "\"msg_rate_mpps\": {}, \"peak_computed\": {}}}",
         i ? "," : "", r.bw[i].bytes, r.bw[i].iterations, jnum(b.bw_peak_mbs), jnum(b.bw_avg_mbs),
-        jnum(b.msg_rate_mpps), b.peak_computed ? "true" : "false");
+        jnum(b.msg_rate_mpps, 6), b.peak_computed ? "true" : "false");
   }
   s += r.bw.empty() ? "],\n" : "\n  ],\n";
   s += "  \"device_stats\": [";
   for (size_t i = 0; i < r.devices.size(); ++i) {
     const DeviceStats& d = r.devices[i];
     s += fmt::format(
-        "{}\n    {{\"device\": {}, \"fw_cmds_in_flight\": {}, \"fw_cmds_in_flight_max\": {}, "
-        "\"fw_cmds_completed\": {}}}",
-        i ? "," : "", jstr(d.device), d.fw_cmds_in_flight, d.fw_cmds_in_flight_max,
+        "{}\n    {{\"side\": {}, \"device\": {}, \"fw_cmds_in_flight\": {}, "
+        "\"fw_cmds_in_flight_max\": {}, \"fw_cmds_completed\": {}}}",
+        i ? "," : "", jstr(d.side), jstr(d.device), d.fw_cmds_in_flight, d.fw_cmds_in_flight_max,
         d.fw_cmds_completed);
   }
   s += r.devices.empty() ? "],\n" : "\n  ],\n";

@@ -38,6 +38,7 @@ struct BwRow {
 
 // Device statistics the report carries (kbv device stats, read at the end).
 struct DeviceStats {
+  std::string side;                    // "client" or "server"
   std::string device;                  // URI
   uint32_t fw_cmds_in_flight = 0;      // firmware commands outstanding now
   uint32_t fw_cmds_in_flight_max = 0;  // most outstanding at once since open

@@ -37,7 +37,7 @@ Report sample() {
   b.stats.bw_peak_mbs = std::nan("");  // not finite: must become null
   b.stats.msg_rate_mpps = 0.019752;
   r.bw.push_back(b);
-  r.devices.push_back({"sim:0", 0, 7, 120});
+  r.devices.push_back({"client", "sim:0", 0, 7, 120});
   r.verified = true;
   r.verify_detail = "all \"good\"";
   return r;
@@ -69,27 +69,17 @@ TEST(PerfReport, TableHeadingsAsPerftest) {
 
 TEST(PerfReport, JsonHasEveryField) {
   const std::string j = format_json(sample());
-  for (const char* k : {"\"test\": \"write\"",
-                        "\"connection\": \"RC\"",
-                        "\"role\": \"loopback\"",
-                        "\"device\": \"sim:0\"",
-                        "\"t_min_usec\": 1.250",
-                        "\"t_max_usec\": 9.500",
-                        "\"t_typical_usec\": 2.500",
-                        "\"t_avg_usec\": 2.750",
-                        "\"t_stdev_usec\": 0.500",
-                        "\"p99_usec\": 7.000",
-                        "\"p99_9_usec\": 9.000",
-                        "\"bw_peak_mbs\": null",
-                        "\"bw_avg_mbs\": 1234.500",
-                        "\"msg_rate_mpps\": 0.020",
-                        "\"fw_cmds_in_flight\": 0",
-                        "\"fw_cmds_in_flight_max\": 7",
-                        "\"fw_cmds_completed\": 120",
-                        "\"verified\": true",
-                        "\"verify_detail\": \"all \\\"good\\\"\"",
-                        "\"lat_sizes\": [2]",
-                        "\"num_qps\": 1"}) {
+  for (const char* k : {"\"test\": \"write\"",       "\"connection\": \"RC\"",
+                        "\"role\": \"loopback\"",    "\"device\": \"sim:0\"",
+                        "\"t_min_usec\": 1.250",     "\"t_max_usec\": 9.500",
+                        "\"t_typical_usec\": 2.500", "\"t_avg_usec\": 2.750",
+                        "\"t_stdev_usec\": 0.500",   "\"p99_usec\": 7.000",
+                        "\"p99_9_usec\": 9.000",     "\"bw_peak_mbs\": null",
+                        "\"bw_avg_mbs\": 1234.500",  "\"msg_rate_mpps\": 0.019752",
+                        "\"fw_cmds_in_flight\": 0",  "\"fw_cmds_in_flight_max\": 7",
+                        "\"side\": \"client\"",      "\"fw_cmds_completed\": 120",
+                        "\"verified\": true",        "\"verify_detail\": \"all \\\"good\\\"\"",
+                        "\"lat_sizes\": [2]",        "\"num_qps\": 1"}) {
     EXPECT_NE(j.find(k), std::string::npos) << k << "\n" << j;
   }
   // Balanced braces/brackets (no string in the sample holds one).
