@@ -98,7 +98,6 @@ class Worker {
   std::vector<uint32_t> recv_posted_;  // receives posted per QP
   std::vector<uint64_t> sent_;         // bw: WRs posted per QP
   std::vector<uint64_t> done_;         // bw: WRs retired per QP
-  std::vector<uint64_t> seq_;          // bw: global post index of (q, k)
   std::vector<std::vector<uint64_t>> global_;
   uint64_t received_ = 0;          // receive completions in the current phase
   std::optional<bool> atomic_be_;  // atomic replies big-endian (decided on the first reply)
@@ -539,6 +538,18 @@ std::optional<DeviceStats> parse_stats(const std::string& line) {
   return d;
 }
 
+// The sizes a side runs: all given, except that a UD sweep stops at the path
+// MTU (a datagram is one packet; perftest's -a does the same). A single UD
+// size above the MTU stays, and its phase fails with the reason.
+std::vector<uint64_t> sizes_to_run(Endpoint& ep, bool lat) {
+  const TestParams& p = ep.params();
+  std::vector<uint64_t> sizes = lat ? p.lat_sizes : p.bw_sizes;
+  if (p.connection == Connection::kUd && sizes.size() > 1) {
+    std::erase_if(sizes, [&](uint64_t s) { return s > ep.mtu_bytes(); });
+  }
+  return sizes;
+}
+
 }  // namespace
 
 DeviceStats device_stats(Endpoint& ep) {
@@ -560,7 +571,7 @@ Status run_client(Endpoint& ep, Channel& ch, const SessionHooks& hooks, SessionO
   std::optional<Failure> fail;
   for (int kind = 0; kind < 2 && !fail; ++kind) {
     const bool lat = kind == 0;
-    const auto& sizes = lat ? p.lat_sizes : p.bw_sizes;
+    const std::vector<uint64_t> sizes = sizes_to_run(ep, lat);
     if (sizes.empty()) continue;
     if (hooks.on_table) hooks.on_table(lat);
     for (uint64_t size : sizes) {
@@ -599,10 +610,9 @@ Status run_client(Endpoint& ep, Channel& ch, const SessionHooks& hooks, SessionO
 
 Status run_server(Endpoint& ep, Channel& ch, std::string& detail) {
   Worker w(ep, ch, false, nullptr);
-  const TestParams& p = ep.params();
   for (int kind = 0; kind < 2; ++kind) {
     const bool lat = kind == 0;
-    for (uint64_t size : lat ? p.lat_sizes : p.bw_sizes) {
+    for (uint64_t size : sizes_to_run(ep, lat)) {
       if (auto f = w.phase(lat, size, nullptr, nullptr)) {
         detail = f->what;
         return f->status;
