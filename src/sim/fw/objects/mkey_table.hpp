@@ -103,8 +103,10 @@ struct IovaRange {
 
 class MkeyTable {
  public:
-  // Index 0 is never handed out (a zero lkey is a programming error to catch).
-  MkeyTable() : ids_(1) {}
+  // Index 0 is never handed out (a zero lkey is a programming error to catch),
+  // nor index 1: with key byte 0 it is 0x100, MLX5_INVALID_LKEY (rdma-core
+  // mlx5dv.h), which ends a receive WQE's scatter list.
+  MkeyTable() : ids_(2) {}
 
   // Inserts `m`, assigning m.index; nullopt when `max` keys are live.
   std::optional<uint32_t> insert(Mkey m, uint64_t max);
