@@ -219,6 +219,11 @@ Status to_rts_ud(DpQp& q, uint32_t q_key, uint32_t send_psn) {
   };
   hca::cmd::QpAttr x;
   x.q_key = q_key;
+  // INIT2RTR carries mtu and log_msg_max for UD too; mlx5_ib sets UD QPs to
+  // mtu_msgmax = IB_MTU_4096 << 5 | 12 (drivers/infiniband/hw/mlx5/qp.c).
+  // Left 0, log_msg_max would allow 1-byte messages.
+  x.mtu = prm::qpc_mtu::k4kBytes;
+  x.log_msg_max = 12;
   if (Status s = modify(QpTransition::kRst2Init, x); !s.is_ok()) return s;
   if (Status s = modify(QpTransition::kInit2Rtr, x); !s.is_ok()) return s;
   x.next_send_psn = send_psn;
