@@ -26,13 +26,42 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
     (void)k.remove_device(name);
     return KBV_ERR_INTERNAL;
   }
-  if (cfg.port_host == 0) {
-    unsigned h = g_next_host.fetch_add(1);
-    if (h > kMaxAutoHost) {
+  // The port: an explicit host must bind; host 0 takes the first free one.
+  std::unique_ptr<wire::Port> port;
+  wire::PortConfig pc;
+  pc.faults = cfg.faults;
+  pc.pcap_path = cfg.pcap_path;
+  if (cfg.port_host != 0) {
+    pc.host = cfg.port_host;
+    auto p = wire::Port::open(pc);
+    if (!p) {
+      (void)k.remove_device(name);
+      return p.status();
+    }
+    port = std::move(*p);
+  } else {
+    for (unsigned tries = 0; tries < kMaxAutoHost && !port; ++tries) {
+      unsigned h = g_next_host.fetch_add(1);
+      if (h > kMaxAutoHost) {
+        // Wrap: numbers freed by destroyed models (or never bound) are tried again.
+        unsigned expect = h + 1;
+        g_next_host.compare_exchange_strong(expect, 2);
+        h = 1;
+      }
+      pc.host = static_cast<uint8_t>(h);
+      auto p = wire::Port::open(pc);
+      if (p) {
+        port = std::move(*p);
+        cfg.port_host = pc.host;
+      } else if (p.status() != KBV_ERR_ALREADY_EXISTS) {
+        (void)k.remove_device(name);
+        return p.status();
+      }
+    }
+    if (!port) {
       (void)k.remove_device(name);
       return KBV_ERR_NO_RESOURCES;
     }
-    cfg.port_host = static_cast<uint8_t>(h);
   }
   m->port_host_ = cfg.port_host;
   // The object commands, with the port identity (GID 0 = ::ffff:127.0.0.N)
@@ -46,7 +75,15 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
     ctx.schedule(delay, [&ctx] { fw::set_port_state(ctx, true); });
   });
   m->fw_ = std::make_unique<fw::Firmware>(*m->device_, std::move(cfg.fw));
+  auto eng = engine::Engine::create(*m->fw_, std::move(port));
+  if (!eng) {
+    m->fw_.reset();
+    (void)k.remove_device(name);
+    return eng.status();
+  }
+  m->engine_ = std::move(*eng);
   if (Status s = m->fw_->start(); !s.is_ok()) {
+    m->engine_.reset();
     m->fw_.reset();
     (void)k.remove_device(name);
     log::error("sim", "model {}: firmware did not start: {}", name, s.to_string());
@@ -65,6 +102,7 @@ void Model::set_link(bool up) {
 
 Model::~Model() {
   if (fw_) fw_->stop();
+  engine_.reset();  // after the thread that runs it stopped
   fw_.reset();
   if (Status s = Kernel::instance().remove_device(name_); !s.is_ok())
     log::error("sim", "model {}: could not remove the device: {}", name_, s.to_string());

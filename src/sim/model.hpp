@@ -13,10 +13,12 @@
 // abandons in-flight commands when it stops).
 #pragma once
 
+#include "sim/engine/engine.hpp"
 #include "sim/fw/config.hpp"
 #include "sim/fw/firmware.hpp"
 #include "sim/pci_device.hpp"
 #include "sim/vfio_kernel.hpp"
+#include "sim/wire/faults.hpp"
 
 #include <kbv/status.hpp>
 
@@ -30,9 +32,15 @@ struct ModelConfig {
   DeviceConfig device;  // PCI identity, BAR0, init segment, timings
   fw::FwConfig fw;      // firmware timing, pages, limits, trace
   // The port's IPv4 host number N: address 127.0.0.N, GID ::ffff:127.0.0.N.
-  // 0 = the next free number of this process (1, 2, ...; at most 199, as
-  // 127.0.0.200 and above are left to tests).
+  // 0 = the first N in 1..199 (from this process's next unused number on)
+  // whose 127.0.0.N:4791 bind succeeds, so models of several processes
+  // coexist; 127.0.0.200 and above are left to tests.
   uint8_t port_host = 0;
+  // Wire faults on the port's transmit side (drop / duplicate / reorder /
+  // corrupt, seeded; wire/faults.hpp) and an optional pcap file of every
+  // datagram sent (wire/port.hpp).
+  wire::FaultConfig faults;
+  std::string pcap_path;
   // The port goes ACTIVE this long after INIT_HCA (link training), with a
   // port-change EQE (type 0x09, sub_type ACTIVE) to the EQ subscribed to
   // port events — by then a driver has created its async EQ.
@@ -41,10 +49,13 @@ struct ModelConfig {
 
 class Model {
  public:
-  // Registers device `name` (unique) in Kernel::instance() and starts its
-  // firmware with every command family (bring-up and objects) registered. KBV_ERR_ALREADY_EXISTS
-  // for a taken name; the errors of Kernel::add_device and Firmware::start otherwise (nothing is
-  // left behind).
+  // Registers device `name` (unique) in Kernel::instance(), opens its port
+  // (wire::Port) and starts its firmware with every command family (bring-up
+  // and objects) registered and the data-path engine (engine/engine.hpp) on
+  // the firmware thread. KBV_ERR_ALREADY_EXISTS for a taken name or a taken
+  // explicit port_host; KBV_ERR_NO_RESOURCES when no 127.0.0.N (N <= 199) is
+  // free; the errors of Kernel::add_device, wire::Port::open and
+  // Firmware::start otherwise (nothing is left behind).
   static Result<std::unique_ptr<Model>> create(const std::string& name, ModelConfig cfg = {});
   ~Model();
   Model(const Model&) = delete;
@@ -54,6 +65,9 @@ class Model {
   // "fffe:00:NN.0": what the driver opens through Kernel::instance().
   const std::string& bdf() const { return bdf_; }
   uint8_t port_host() const { return port_host_; }
+  // The data-path engine's counters (a consistent-enough snapshot of
+  // monotonic counters; any thread).
+  engine::EngineStats engine_stats() const { return engine_->stats(); }
   PciDevice& device() { return *device_; }
   fw::Firmware& firmware() { return *fw_; }
   // Test hook: take the port's link down or up (a port-change EQE DOWN /
@@ -71,6 +85,7 @@ class Model {
   uint8_t port_host_ = 0;
   PciDevice* device_ = nullptr;  // owned by the kernel registry
   std::unique_ptr<fw::Firmware> fw_;
+  std::unique_ptr<engine::Engine> engine_;  // runs on the firmware thread
 };
 
 }  // namespace kbv::sim

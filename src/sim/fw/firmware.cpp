@@ -73,6 +73,12 @@ Firmware::~Firmware() {
     if (fd >= 0) ::close(fd);
 }
 
+Status Firmware::add_wait_fd(int fd) {
+  if (thread_.joinable()) return KBV_ERR_INVALID_STATE;
+  wait_fds_.push_back(fd);
+  return Status::ok();
+}
+
 Status Firmware::start() {
   if (thread_.joinable()) return KBV_ERR_INVALID_STATE;
   if (efd_ < 0) {
@@ -89,6 +95,15 @@ Status Firmware::start() {
       ev.data.fd = fd;
       if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
         log::error(kLog, "epoll_ctl: {}", std::strerror(errno));
+        return KBV_ERR_IO;
+      }
+    }
+    for (int fd : wait_fds_) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        log::error(kLog, "epoll_ctl (wait fd {}): {}", fd, std::strerror(errno));
         return KBV_ERR_IO;
       }
     }
@@ -486,12 +501,19 @@ void Firmware::run() {
     }
     if (init_wait_ && (timeout_ms < 0 || timeout_ms > 1)) timeout_ms = 1;
     if (const int t = run_timed(now); t >= 0 && (timeout_ms < 0 || t < timeout_ms)) timeout_ms = t;
+    if (hook_due_ != Clock::time_point::max()) {
+      // The engine's next deadline, rounded up to the epoll millisecond.
+      const auto ms = std::max<int64_t>(
+          0, std::chrono::ceil<std::chrono::milliseconds>(hook_due_ - now).count());
+      if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = static_cast<int>(ms);
+    }
     const int n = ::epoll_wait(epfd_, evs.data(), static_cast<int>(evs.size()), timeout_ms);
     if (n < 0 && errno != EINTR) {
       log::error(kLog, "epoll_wait: {}", std::strerror(errno));
       break;
     }
     for (int i = 0; i < n; ++i) {
+      if (evs[i].data.fd != efd_ && evs[i].data.fd != tfd_) continue;  // the hook drains it
       uint64_t v;
       ssize_t r = ::read(evs[i].data.fd, &v, sizeof v);
       (void)r;
@@ -505,6 +527,7 @@ void Firmware::run() {
       tasks.swap(tasks_);
     }
     for (auto& t : tasks) t();
+    if (loop_hook_) hook_due_ = loop_hook_();
 
     now = Clock::now();
     const bool scan = cfg_.scan_interval.count() > 0 && now >= next_scan_;

@@ -95,6 +95,20 @@ class Firmware {
   // Writes to UAR pages the firmware does not consume (before start()).
   void set_uar_write_listener(PciFunction::WriteHandler h) { uar_listener_ = std::move(h); }
 
+  // ---- data-path engine seam (before start()) ----
+  // The firmware loop also sleeps on `fd` (EPOLLIN, level-triggered; the loop
+  // never reads it: the loop hook drains it), e.g. the port's UDP socket.
+  // KBV_ERR_INVALID_STATE when running, KBV_ERR_IO when epoll refuses it.
+  Status add_wait_fd(int fd);
+  // Runs on the firmware thread on every loop pass (after posted tasks, on
+  // every wake-up: a doorbell, a datagram, a timer); returns the time it
+  // next needs to run by (time_point::max(): only when woken).
+  using LoopHook = std::function<std::chrono::steady_clock::time_point()>;
+  void set_loop_hook(LoopHook h) { loop_hook_ = std::move(h); }
+  // Wakes the firmware loop (any thread; the UAR write listener calls it
+  // after recording a doorbell).
+  void notify() { wake(); }
+
   // ---- timing and fault hooks (any thread; apply to commands picked up later) ----
   void set_latency(std::chrono::nanoseconds t);
   void set_max_concurrent(unsigned n);
@@ -153,6 +167,9 @@ class Firmware {
   FwContext ctx_;
   CmdTrace trace_;
   PciFunction::WriteHandler uar_listener_;
+  LoopHook loop_hook_;
+  std::vector<int> wait_fds_;
+  std::chrono::steady_clock::time_point hook_due_ = std::chrono::steady_clock::time_point::max();
 
   // Hook state (any thread).
   mutable std::mutex hook_mu_;

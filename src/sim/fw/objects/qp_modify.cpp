@@ -310,6 +310,7 @@ Outcome modify_qp(FwContext& ctx, const Command& c, std::span<std::byte>) {
     // IBTA 10.3.1: Reset returns every attribute to its creation value.
     nq.qpc = nq.created;
     nq.counters = QpCounters{};
+    nq.dp_state.reset();  // the engine forgets the QP's transport state
   } else {
     prm::CRef<prm::rst2init_qp_in> in(c.in.data());
     const auto mask = static_cast<uint32_t>(in.get(prm::rst2init_qp_in::opt_param_mask));

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace kbv::sim::fw {
@@ -71,6 +72,9 @@ struct Cq {
   uint32_t producer_counter = 0;
   uint32_t consumer_counter = 0;
   uint32_t refs = 0;  // QPs (send and receive) and SRQs using this CQ
+  // The data-path engine's state of this object (sim/engine/engine.hpp),
+  // opaque here; it dies with the object (DESTROY, reset, teardown).
+  std::shared_ptr<void> dp_state;
   std::array<std::byte, prm::cqc::kBits / 8> cqc{};
 };
 
@@ -82,11 +86,12 @@ struct Srq {
   uint32_t cqn = 0;  // 0: none
   WqBuffer buf;
   uint64_t dbr_addr = 0;
-  uint32_t lwm = 0;      // limit watermark (WQEs)
-  bool armed = false;    // an SRQ limit event is due when fewer than lwm WQEs remain
-  uint32_t state = 0;    // prm::srqc_state
-  uint32_t wqe_cnt = 0;  // engine: WQEs posted
-  uint32_t refs = 0;     // QPs receiving from this SRQ
+  uint32_t lwm = 0;                // limit watermark (WQEs)
+  bool armed = false;              // an SRQ limit event is due when fewer than lwm WQEs remain
+  uint32_t state = 0;              // prm::srqc_state
+  uint32_t wqe_cnt = 0;            // engine: WQEs posted
+  uint32_t refs = 0;               // QPs receiving from this SRQ
+  std::shared_ptr<void> dp_state;  // the engine's (see Cq::dp_state)
   std::array<std::byte, prm::srqc::kBits / 8> srqc{};
 };
 
@@ -158,8 +163,9 @@ struct Qp {
   uint32_t q_key = 0;
   uint32_t pm_state = 0;
   QpPath path;
-  QpCounters counters;                                   // engine-owned
-  uint32_t mcg_count = 0;                                // multicast groups this QP is attached to
+  QpCounters counters;             // engine-owned
+  std::shared_ptr<void> dp_state;  // the engine's (see Cq::dp_state); 2RST drops it
+  uint32_t mcg_count = 0;          // multicast groups this QP is attached to
   std::array<std::byte, prm::qpc::kBits / 8> qpc{};      // current context image
   std::array<std::byte, prm::qpc::kBits / 8> created{};  // as created (2RST restores it)
 };

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "sim/engine/transport.hpp"
+
+#include "common/log.hpp"
+#include "sim/fw/objects/events.hpp"
+
+#include <infiniband/mlx5dv.h>
+
+#include <algorithm>
+
+namespace kbv::sim::engine {
+
+namespace {
+constexpr const char* kLog = "sim.engine";
+constexpr uint64_t kUarPage = 4096;
+constexpr uint32_t kCqDoorbell = 0x20;      // PRM.md "Data path"
+constexpr uint32_t kBlueFlameBase = 0x800;  // BlueFlame registers, 256-B halves
+namespace qs = prm::qp_state;
+}  // namespace
+
+// ---- Engine (driver-facing half) ----------------------------------------------
+
+Result<std::unique_ptr<Engine>> Engine::create(fw::Firmware& fw, std::unique_ptr<wire::Port> port) {
+  if (!port) return KBV_ERR_INVALID_ARGUMENT;
+  std::unique_ptr<Engine> e(new Engine());
+  e->fw_ = &fw;
+  e->ip_ = port->ip();
+  e->transport_ = std::make_unique<Transport>(fw.context(), std::move(port));
+  if (Status s = fw.add_wait_fd(e->transport_->fd()); !s.is_ok()) return s;
+  Engine* self = e.get();
+  fw.set_uar_write_listener(
+      [self](uint64_t off, uint64_t v, unsigned w) { self->on_uar_write(off, v, w); });
+  Transport* t = e->transport_.get();
+  fw.set_loop_hook([t] { return t->run(); });
+  return e;
+}
+
+Engine::~Engine() = default;
+
+void Engine::on_uar_write(uint64_t offset, uint64_t value, unsigned width) {
+  const uint32_t in_page = static_cast<uint32_t>(offset % kUarPage);
+  if (width != 8) return;
+  if (in_page == kCqDoorbell) {
+    // be64toh of the stored bytes: high = arm word, low = cqn (engine/cqe.hpp).
+    transport_->record_cq(static_cast<uint32_t>(value) & 0xFFFFFF,
+                          static_cast<uint32_t>(value >> 32));
+    fw_->notify();
+    return;
+  }
+  if (in_page >= kBlueFlameBase && (in_page - kBlueFlameBase) % 256 == 0) {
+    // The first 8 bytes of a control segment: opmod_idx_opcode, qpn_ds.
+    transport_->record_sq(static_cast<uint32_t>(value >> 8) & 0xFFFFFF);
+    fw_->notify();
+  }
+}
+
+EngineStats Engine::stats() const {
+  const Counters& c = transport_->counters();
+  EngineStats s;
+  s.sq_doorbells = c.sq_doorbells.load();
+  s.cq_doorbells = c.cq_doorbells.load();
+  s.wqes = c.wqes.load();
+  s.tx_packets = c.tx_packets.load();
+  s.rx_packets = c.rx_packets.load();
+  s.retransmits = c.retransmits.load();
+  s.timeouts = c.timeouts.load();
+  s.acks_sent = c.acks_sent.load();
+  s.naks_sent = c.naks_sent.load();
+  s.naks_received = c.naks_received.load();
+  s.rnr_naks_sent = c.rnr_naks_sent.load();
+  s.rnr_naks_received = c.rnr_naks_received.load();
+  s.duplicates = c.duplicates.load();
+  s.out_of_sequence = c.out_of_sequence.load();
+  s.qkey_drops = c.qkey_drops.load();
+  s.no_recv_drops = c.no_recv_drops.load();
+  s.unknown_qp_drops = c.unknown_qp_drops.load();
+  s.cqes = c.cqes.load();
+  s.error_cqes = c.error_cqes.load();
+  s.flush_cqes = c.flush_cqes.load();
+  s.rx_bad_icrc = c.rx_bad_icrc.load();
+  s.rx_malformed = c.rx_malformed.load();
+  s.fault_dropped = c.fault_dropped.load();
+  s.fault_duplicated = c.fault_duplicated.load();
+  s.fault_reordered = c.fault_reordered.load();
+  s.fault_corrupted = c.fault_corrupted.load();
+  return s;
+}
+
+// ---- Transport: doorbells and the loop ------------------------------------------
+
+void Transport::record_sq(uint32_t qpn) {
+  c_.sq_doorbells.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(doorbell_mu_);
+  if (std::find(sq_db_.begin(), sq_db_.end(), qpn) == sq_db_.end()) sq_db_.push_back(qpn);
+}
+
+void Transport::record_cq(uint32_t cqn, uint32_t word) {
+  c_.cq_doorbells.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(doorbell_mu_);
+  cq_db_.emplace_back(cqn, word);
+}
+
+Clock::time_point Transport::run() {
+  {
+    std::lock_guard lock(doorbell_mu_);
+    sq_work_.swap(sq_db_);
+    cq_work_.swap(cq_db_);
+  }
+  if (!ctx_.hca().initialized) {
+    sq_work_.clear();
+    cq_work_.clear();
+    // Drain the socket: nothing can receive before INIT_HCA.
+    (void)port_->poll(rx_);
+    return Clock::time_point::max();
+  }
+  fw::ObjectTables& t = tables();
+  EqCqEvents sink(ctx_.eqs());
+  for (auto [cqn, word] : cq_work_) {
+    fw::Cq* cq = t.cq(cqn);
+    if (cq == nullptr) continue;
+    (void)arm_cq(*cq, cq_notify(*cq), word, sink);
+  }
+  cq_work_.clear();
+  for (uint32_t qpn : sq_work_)
+    if (fw::Qp* q = t.qp(qpn)) pump(*q);
+  sq_work_.clear();
+
+  // Received packets, in bounded batches (the socket stays readable for the
+  // next pass when more are waiting).
+  for (int batch = 0; batch < 8; ++batch) {
+    Result<size_t> n = port_->poll(rx_);
+    if (!n || *n == 0) break;
+    c_.rx_packets.fetch_add(*n, std::memory_order_relaxed);
+    for (size_t i = 0; i < *n; ++i) {
+      const wire::RxPacket& p = rx_[i];
+      fw::Qp* q = t.qp(p.headers.bth.dest_qp);
+      if (q == nullptr) {
+        c_.unknown_qp_drops.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      const wire::Operation op = p.info->operation;
+      if (op == wire::Operation::kAcknowledge || op == wire::Operation::kAtomicAcknowledge ||
+          op == wire::Operation::kReadResponse)
+        on_response(*q, p);
+      else
+        on_request(*q, p);
+    }
+    for (uint32_t qpn : ack_qpns_)
+      if (fw::Qp* q = t.qp(qpn); q != nullptr && q->dp_state) {
+        QpDp& d = dp(*q);
+        if (d.ack_due) send_ack_now(*q, d);
+      }
+    ack_qpns_.clear();
+    if (*n < wire::Port::kRxBatch) break;
+  }
+
+  // Timers and errors; the next deadline.
+  const Clock::time_point now = Clock::now();
+  Clock::time_point next = Clock::time_point::max();
+  for (auto& [qpn, q] : t.qps) {
+    if (q.state == qs::kErr) {
+      flush(q, dp(q));
+      continue;
+    }
+    if (!q.dp_state) continue;
+    QpDp& d = dp(q);
+    if (!d.req_init) continue;
+    on_timer(q, d, now);
+    if (q.state == qs::kErr) continue;
+    next = std::min({next, d.ack_deadline, d.rnr_until});
+  }
+  (void)port_->flush_faults();
+  publish_port_counters();
+  return next;
+}
+
+void Transport::publish_port_counters() {
+  const wire::PortCounters& p = port_->counters();
+  const wire::FaultCounters& f = port_->fault_counters();
+  c_.rx_bad_icrc.store(p.rx_bad_icrc, std::memory_order_relaxed);
+  c_.rx_malformed.store(p.rx_malformed, std::memory_order_relaxed);
+  c_.fault_dropped.store(f.dropped, std::memory_order_relaxed);
+  c_.fault_duplicated.store(f.duplicated, std::memory_order_relaxed);
+  c_.fault_reordered.store(f.reordered, std::memory_order_relaxed);
+  c_.fault_corrupted.store(f.corrupted, std::memory_order_relaxed);
+}
+
+// ---- state ----------------------------------------------------------------------
+
+QpDp& Transport::dp(fw::Qp& q) {
+  if (!q.dp_state) q.dp_state = std::make_shared<QpDp>();
+  return *static_cast<QpDp*>(q.dp_state.get());
+}
+
+SrqDp& Transport::srq_dp(fw::Srq& s) {
+  if (!s.dp_state) s.dp_state = std::make_shared<SrqDp>();
+  return *static_cast<SrqDp*>(s.dp_state.get());
+}
+
+CqNotify& Transport::cq_notify(fw::Cq& c) {
+  if (!c.dp_state) c.dp_state = std::make_shared<CqNotify>();
+  return *static_cast<CqNotify*>(c.dp_state.get());
+}
+
+bool Transport::read_dbrec(uint64_t iova, uint32_t* value) {
+  std::array<std::byte, 4> b{};
+  if (!iommu().dma_read(iova, b).is_ok()) return false;
+  *value = uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 | uint32_t(b[3]);
+  return true;
+}
+
+uint32_t Transport::dest_ip(const fw::Qp& q) {
+  const auto& g = q.path.rgid;
+  return uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
+}
+
+uint32_t Transport::qp_mtu(const fw::Qp& q) {
+  // UD: the port's MTU (IBTA 10.2.x: a UD message is at most the path MTU;
+  // the model's port carries 9216-byte frames, so the largest IB MTU, 4096).
+  if (q.st == prm::qpc_st::kUd) return 4096;
+  const uint32_t m = prm::mtu_bytes(q.mtu);
+  return m == 0 ? 4096 : m;
+}
+
+// ---- CQEs, errors, flush ----------------------------------------------------------
+
+void Transport::cqe(uint32_t cqn, const CqeFields& f) {
+  fw::Cq* cq = tables().cq(cqn);
+  if (cq == nullptr) return;
+  EqCqEvents sink(ctx_.eqs());
+  CqNotify& n = cq_notify(*cq);
+  // Arm words written only to the doorbell record (a driver that skips the
+  // UAR write) count as well; a repeated word is stale and ignored.
+  (void)arm_cq_from_dbrec(iommu(), *cq, n, sink);
+  if (write_cqe(iommu(), *cq, n, f, sink).is_ok()) {
+    c_.cqes.fetch_add(1, std::memory_order_relaxed);
+    if (f.opcode == MLX5_CQE_REQ_ERR || f.opcode == MLX5_CQE_RESP_ERR) {
+      if (f.syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR)
+        c_.flush_cqes.fetch_add(1, std::memory_order_relaxed);
+      else
+        c_.error_cqes.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+void Transport::qp_error(fw::Qp& q, prm::EventType ev) {
+  if (q.state == qs::kErr) return;
+  log::debug(kLog, "qpn {:#x}: to ERR", q.qpn);
+  q.state = qs::kErr;
+  if (ev != prm::EventType::COMP) (void)fw::post_queue_event(ctx_.eqs(), ev, q.qpn);
+  flush(q, dp(q));
+}
+
+void Transport::flush(fw::Qp& q, QpDp& d) {
+  // Send side: every executed WQE not yet completed, then every posted one.
+  for (SendOp& op : d.ops) {
+    CqeFields f;
+    f.opcode = MLX5_CQE_REQ_ERR;
+    f.qpn = q.qpn;
+    f.wqe_opcode = op.w.opcode;
+    f.wqe_counter = op.w.wqe_index;
+    f.syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR;
+    cqe(q.cqn_snd, f);
+  }
+  d.ops.clear();
+  d.ack_deadline = d.rnr_until = Clock::time_point::max();
+  if (!q.no_sq && q.sq_bytes != 0) {
+    uint32_t rec = 0;
+    if (read_dbrec(q.dbr_addr + 4, &rec)) {
+      const uint16_t sw = static_cast<uint16_t>(rec & 0xFFFF);
+      q.counters.sw_sq_wqebb_counter = sw;
+      uint32_t guard = 0;
+      while (static_cast<uint16_t>(q.counters.hw_sq_wqebb_counter) != sw && guard++ < 65536) {
+        const uint16_t idx = static_cast<uint16_t>(q.counters.hw_sq_wqebb_counter);
+        // The control segment's ds says how many blocks to skip.
+        std::array<std::byte, 8> ctrl{};
+        const uint64_t ring = uint64_t{64} << q.log_sq_size;
+        const uint64_t pos = (idx & ((1u << q.log_sq_size) - 1)) * uint64_t{64};
+        uint32_t blocks = 1;
+        uint8_t opcode = 0;
+        if (ring_read(iommu(), q.buf, q.sq_offset, ring, pos, ctrl).is_ok()) {
+          opcode = static_cast<uint8_t>(ctrl[3]);
+          const uint32_t ds = static_cast<uint32_t>(ctrl[7]) & 0x3F;
+          blocks = std::max<uint32_t>(1, (ds + 3) / 4);
+        }
+        CqeFields f;
+        f.opcode = MLX5_CQE_REQ_ERR;
+        f.qpn = q.qpn;
+        f.wqe_opcode = opcode;
+        f.wqe_counter = idx;
+        f.syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR;
+        cqe(q.cqn_snd, f);
+        q.counters.hw_sq_wqebb_counter = (q.counters.hw_sq_wqebb_counter + blocks) & 0xFFFF;
+      }
+    }
+  }
+  // Receive side: a receive WQE taken for a message in progress (its own RQ
+  // or the SRQ's), then the QP's own RQ (an SRQ's WQEs stay for other QPs).
+  if (d.have_recv) {
+    CqeFields f;
+    f.opcode = MLX5_CQE_RESP_ERR;
+    f.qpn = q.qpn;
+    f.wqe_counter = d.recv.wqe_counter;
+    f.srqn_uidx = d.recv.srqn;
+    f.syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR;
+    cqe(q.cqn_rcv, f);
+    d.have_recv = false;
+  }
+  d.in_send = d.in_write = false;
+  if (q.rq_type == prm::qpc_rq_type::kNonZeroRq && q.rq_bytes != 0) {
+    uint32_t rec = 0;
+    if (read_dbrec(q.dbr_addr, &rec)) {
+      const uint16_t sw = static_cast<uint16_t>(rec & 0xFFFF);
+      q.counters.sw_rq_counter = sw;
+      while (static_cast<uint16_t>(q.counters.hw_rq_counter) != sw) {
+        CqeFields f;
+        f.opcode = MLX5_CQE_RESP_ERR;
+        f.qpn = q.qpn;
+        f.wqe_counter = static_cast<uint16_t>(q.counters.hw_rq_counter);
+        f.syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR;
+        cqe(q.cqn_rcv, f);
+        ++q.counters.hw_rq_counter;
+      }
+    }
+  }
+  d.flushed = true;
+}
+
+void Transport::send(fw::Qp& q, const wire::PacketHeaders& h, std::span<const uint8_t> payload) {
+  const uint16_t sport = q.path.udp_sport != 0 ? static_cast<uint16_t>(q.path.udp_sport)
+                                               : wire::entropy_src_port(q.qpn, q.remote_qpn);
+  (void)send_to(dest_ip(q), sport, h, payload);
+}
+
+Status Transport::send_to(uint32_t ip, uint16_t sport, const wire::PacketHeaders& h,
+                          std::span<const uint8_t> payload) {
+  Status s = port_->send(ip, sport, h, payload);
+  if (s.is_ok()) c_.tx_packets.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace kbv::sim::engine

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// The engine's firmware-thread half (engine.hpp explains the model): per-QP
+// transport state (kept in fw::Qp::dp_state, so it dies with the QP and with
+// 2RST), the requester (requester.cpp), the responder (responder.cpp), CQEs,
+// errors and flushing (transport.cpp).
+//
+// Threading: everything runs on the firmware thread except record_*()
+// (driver thread, under doorbell_mu_) and the atomic counters.
+#pragma once
+
+#include "sim/engine/cqe.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/engine/memory.hpp"
+#include "sim/engine/wqe.hpp"
+#include "sim/fw/context.hpp"
+#include "sim/fw/objects/tables.hpp"
+#include "sim/wire/port.hpp"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace kbv::sim::engine {
+
+using Clock = std::chrono::steady_clock;
+
+// One executed send WQE until its completion is written (requester).
+struct SendOp {
+  ParsedWqe w;
+  uint32_t psn = 0;    // first PSN (RC / UC)
+  uint32_t npkts = 0;  // PSNs it occupies (READ: its response packets)
+  uint32_t mtu = 0;
+  uint32_t rcv_pkts = 0;  // READ: response packets received in order
+  bool read_atomic = false;
+  bool done = false;
+  uint8_t syndrome = 0;  // nonzero: complete with this error
+  uint8_t vendor = 0;
+  uint32_t last_psn() const { return (psn + (npkts ? npkts - 1 : 0)) & 0xFFFFFF; }
+};
+
+// A receive WQE taken for the message being received.
+struct RecvSlot {
+  ParsedRecv r;
+  uint16_t wqe_counter = 0;
+  uint32_t srqn = 0;
+};
+
+// Responder atomic replay cache entry (IBTA 9.7.5.1.x: duplicate atomics
+// return the saved original value, they are not executed again).
+struct AtomicReplay {
+  bool valid = false;
+  uint32_t psn = 0;
+  uint64_t orig = 0;
+};
+
+struct QpDp {
+  // ---- requester ----
+  bool req_init = false;
+  std::deque<SendOp> ops;  // executed, not yet completed; front = oldest
+  uint32_t next_psn = 0;   // next PSN to assign
+  uint32_t tx_psn = 0;     // next PSN to (re)transmit
+  uint32_t una = 0;        // oldest unacknowledged PSN
+  uint32_t max_sent = 0;   // one past the highest PSN ever sent
+  bool stopped = false;    // a WQE failed locally: fetch nothing more
+  Clock::time_point ack_deadline = Clock::time_point::max();
+  Clock::time_point rnr_until = Clock::time_point::max();
+  uint32_t retx_trigger = 0xFFFFFFFF;  // una of the last early go-back (once per una)
+  // ---- responder ----
+  bool resp_init = false;
+  uint32_t epsn = 0;  // expected PSN
+  uint32_t msn = 0;   // messages completed (24 bits, AETH)
+  bool nak_seq_sent = false;
+  bool in_send = false, in_write = false;  // inside a multi-packet message
+  bool uc_drop = false;                    // UC: dropping the rest of a message
+  RecvSlot recv;
+  bool have_recv = false;  // `recv` was taken and not completed yet
+  uint64_t offset = 0;     // bytes of the current message placed
+  uint64_t write_va = 0;
+  uint32_t write_rkey = 0, write_len = 0;
+  uint32_t since_ack = 0;
+  bool ack_due = false;
+  std::array<AtomicReplay, 16> atomics{};
+  uint32_t atomic_next = 0;
+  // ---- errors ----
+  bool flushed = false;
+};
+
+struct SrqDp {
+  uint32_t head = 0;      // next WQE index (the free list starts at 0)
+  uint32_t consumed = 0;  // WQEs taken (16-bit compare with dbrec[0])
+};
+
+struct Counters {
+  std::atomic<uint64_t> sq_doorbells{0}, cq_doorbells{0}, wqes{0}, tx_packets{0}, rx_packets{0},
+      retransmits{0}, timeouts{0}, acks_sent{0}, naks_sent{0}, naks_received{0}, rnr_naks_sent{0},
+      rnr_naks_received{0}, duplicates{0}, out_of_sequence{0}, qkey_drops{0}, no_recv_drops{0},
+      unknown_qp_drops{0}, cqes{0}, error_cqes{0}, flush_cqes{0}, rx_bad_icrc{0}, rx_malformed{0},
+      fault_dropped{0}, fault_duplicated{0}, fault_reordered{0}, fault_corrupted{0};
+};
+
+class Transport {
+ public:
+  static constexpr uint32_t kWindow = 128;   // RC/UC packets in flight per QP
+  static constexpr uint32_t kAckEvery = 16;  // responder ACKs at least every N packets
+
+  Transport(fw::FwContext& ctx, std::unique_ptr<wire::Port> port)
+      : ctx_(ctx), port_(std::move(port)) {}
+
+  // Driver thread: record a doorbell (the caller wakes the loop).
+  void record_sq(uint32_t qpn);
+  void record_cq(uint32_t cqn, uint32_t word);
+
+  // Firmware thread: one loop pass; returns the next deadline.
+  Clock::time_point run();
+
+  int fd() const { return port_->fd(); }
+  uint32_t ip() const { return port_->ip(); }
+  Counters& counters() { return c_; }
+  const Counters& counters() const { return c_; }
+
+  // ---- shared helpers (transport.cpp) ----
+  fw::ObjectTables& tables() { return fw::objects(ctx_); }
+  Iommu& iommu() { return ctx_.iommu(); }
+  QpDp& dp(fw::Qp& q);
+  SrqDp& srq_dp(fw::Srq& s);
+  CqNotify& cq_notify(fw::Cq& c);
+  bool read_dbrec(uint64_t iova, uint32_t* be_value);  // big-endian 32-bit word -> host
+  void cqe(uint32_t cqn, const CqeFields& f);
+  // The QP goes to ERR (optionally with an async event) and flushes.
+  void qp_error(fw::Qp& q, prm::EventType ev = prm::EventType::COMP);
+  void flush(fw::Qp& q, QpDp& d);
+  void send(fw::Qp& q, const wire::PacketHeaders& h, std::span<const uint8_t> payload);
+  Status send_to(uint32_t ip, uint16_t sport, const wire::PacketHeaders& h,
+                 std::span<const uint8_t> payload);
+  static uint32_t dest_ip(const fw::Qp& q);
+  static uint32_t qp_mtu(const fw::Qp& q);
+
+  // ---- requester (requester.cpp) ----
+  void pump(fw::Qp& q);
+  void on_response(fw::Qp& q, const wire::RxPacket& p);
+  void on_timer(fw::Qp& q, QpDp& d, Clock::time_point now);
+
+  // ---- responder (responder.cpp) ----
+  void on_request(fw::Qp& q, const wire::RxPacket& p);
+  void send_ack_now(fw::Qp& q, QpDp& d);
+
+ private:
+  // requester internals
+  void transmit(fw::Qp& q, QpDp& d);
+  bool send_at(fw::Qp& q, QpDp& d, SendOp& op, uint32_t psn);
+  bool fetch(fw::Qp& q, QpDp& d);
+  void complete_front(fw::Qp& q, QpDp& d);
+  void ack_through(fw::Qp& q, QpDp& d, uint32_t psn);
+  void fail_op(fw::Qp& q, QpDp& d, uint32_t psn, uint8_t syndrome);
+  void arm_ack_timer(fw::Qp& q, QpDp& d);
+  // responder internals
+  enum class Take { kOk, kNone, kError };
+  Take take_recv(fw::Qp& q, QpDp& d);
+  void nak(fw::Qp& q, QpDp& d, uint8_t syndrome, uint32_t psn);
+  void resp_error(fw::Qp& q, QpDp& d, uint8_t cqe_syndrome, wire::NakCode code, prm::EventType ev);
+  void rc_request(fw::Qp& q, QpDp& d, const wire::RxPacket& p);
+  void uc_request(fw::Qp& q, QpDp& d, const wire::RxPacket& p);
+  void ud_request(fw::Qp& q, const wire::RxPacket& p);
+  bool place_send(fw::Qp& q, QpDp& d, const wire::RxPacket& p, bool reliable);
+  bool place_write(fw::Qp& q, QpDp& d, const wire::RxPacket& p, bool reliable);
+  void read_responses(fw::Qp& q, QpDp& d, uint32_t psn, const wire::Reth& r);
+  void atomic(fw::Qp& q, QpDp& d, const wire::RxPacket& p);
+  void recv_cqe(fw::Qp& q, QpDp& d, uint8_t opcode, uint32_t byte_cnt, uint32_t imm, bool se,
+                uint32_t flags_rqpn);
+
+  void publish_port_counters();
+
+  fw::FwContext& ctx_;
+  std::unique_ptr<wire::Port> port_;
+  Counters c_;
+  std::mutex doorbell_mu_;
+  std::vector<uint32_t> sq_db_;
+  std::vector<std::pair<uint32_t, uint32_t>> cq_db_;
+  std::vector<uint32_t> sq_work_;  // firmware-thread copies
+  std::vector<std::pair<uint32_t, uint32_t>> cq_work_;
+  std::vector<uint32_t> ack_qpns_;  // responders with a coalesced ACK due
+  std::array<wire::RxPacket, wire::Port::kRxBatch> rx_{};
+  std::array<uint8_t, wire::kMaxPayload> buf_{};
+};
+
+}  // namespace kbv::sim::engine

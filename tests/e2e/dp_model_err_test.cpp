@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// The model's transport engine, in one process through kbv's driver: UD
+// (GRH area, Q_Key mismatch), RNR NAK and its retry limit, retry exhaustion
+// against a dead peer, memory-key violations on both sides (NAK remote
+// access, local protection), responder length and invalid-request errors,
+// flushing on error, CQ overrun, solicited-only arming, SRQ with its limit
+// event.
+#include "dp_model_fixture.hpp"
+
+#include <infiniband/mlx5dv.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "hca/prm/eqe.hpp"
+
+namespace kbv::e2e {
+namespace {
+
+using QpTransition = hca::cmd::QpTransition;
+
+bool has_event(const DpNode& n, prm::EventType t, uint32_t number) {
+  return std::any_of(n.events.begin(), n.events.end(), [&](const hca::HcaEvent& e) {
+    return e.type == static_cast<uint8_t>(t) &&
+           (t == prm::EventType::CQ_ERROR ? e.cqn == number : e.qp_srq_n == number);
+  });
+}
+
+TEST_F(DpModel, UdSendPlacesTheGrhAreaAndDropsAQkeyMismatch) {
+  open();
+  QpOptions uo;
+  uo.st = prm::qpc_st::kUd;
+  auto ra = make_qp(*a.node, *a.cq, *a.cq, uo);
+  auto rb = make_qp(*b.node, *b.cq, *b.cq, uo);
+  ASSERT_TRUE(ra && rb);
+  qa = std::move(*ra);
+  qb = std::move(*rb);
+  ASSERT_TRUE(to_rts_ud(*qa, 0x1234).is_ok());
+  ASSERT_TRUE(to_rts_ud(*qb, 0x5678).is_ok());
+  ASSERT_TRUE(post_recv(*qb, 1, b.buf->sge(0, 40 + 2048)).is_ok());
+  ASSERT_TRUE(post_recv(*qb, 2, b.buf->sge(4096, 40 + 2048)).is_ok());
+  fill_pattern(a.buf->data, 2000, 31);
+  auto good = make_ah(*a.node, *b.node, qb->qpn(), 0x5678);
+  auto bad = make_ah(*a.node, *b.node, qb->qpn(), 0x9999);
+  ASSERT_TRUE(good && bad);
+  auto w1 = wr(10, WrOpcode::kSend);
+  w1.ah = &*bad;
+  w1.remote_qpn = qb->qpn();
+  w1.q_key = 0x9999;
+  auto w2 = wr(11, WrOpcode::kSendImm, sf::kSignaled | sf::kSolicited);
+  w2.ah = &*good;
+  w2.remote_qpn = qb->qpn();
+  w2.q_key = 0x5678;
+  w2.imm = 0x0BADF00D;
+  ASSERT_TRUE(post_send(*qa, w1, a.buf->sge(0, 2000)).is_ok());
+  ASSERT_TRUE(post_send(*qa, w2, a.buf->sge(0, 2000)).is_ok());
+  auto wa = poll_cq(*a.cq, 2);
+  ASSERT_EQ(wa.size(), 2u);
+  EXPECT_EQ(wa[0].status, KBV_SUCCESS);  // UD: sent is complete
+  EXPECT_EQ(wa[1].status, KBV_SUCCESS);
+  auto wb = poll_cq(*b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].wr_id, 1u) << "the mismatching datagram consumed nothing";
+  EXPECT_EQ(wb[0].status, KBV_SUCCESS);
+  EXPECT_EQ(wb[0].byte_len, 40u + 2000u);
+  EXPECT_EQ(wb[0].src_qp, qa->qpn());
+  EXPECT_TRUE(wb[0].flags & hca::wc_flags::kGrh);
+  EXPECT_TRUE(wb[0].flags & hca::wc_flags::kImm);
+  EXPECT_EQ(wb[0].imm, 0x0BADF00Du);
+  EXPECT_EQ(check_pattern(b.buf->data + 40, 2000, 31), 2000u);
+  // GRH area: 20 zero bytes, then the IPv4 header (ib_verbs.h rdma_network_hdr).
+  const auto* g = reinterpret_cast<const uint8_t*>(b.buf->data);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(g[i], 0) << i;
+  EXPECT_EQ(g[20], 0x45);    // version 4, IHL 5
+  EXPECT_EQ(g[20 + 9], 17);  // UDP
+  EXPECT_EQ(g[20 + 12], 127);
+  EXPECT_EQ(g[20 + 15], a.node->model->port_host());
+  EXPECT_EQ(g[20 + 16], 127);
+  EXPECT_EQ(g[20 + 19], b.node->model->port_host());
+  EXPECT_EQ(uint32_t{g[22]} << 8 | g[23], 20u + 8u + 12u + 8u + 4u + 2000u + 4u);
+  EXPECT_TRUE(drain_cq(*b.cq, std::chrono::milliseconds(10)).empty());
+  EXPECT_EQ(b.node->model->engine_stats().qkey_drops, 1u);
+}
+
+TEST_F(DpModel, RcRnrNakWaitsForAReceiveThenDelivers) {
+  open();
+  ConnectOptions o;
+  o.min_rnr_nak = 1;  // 0.01 ms
+  o.rnr_retry = 7;    // forever
+  pair(prm::qpc_st::kRc, o);
+  ASSERT_FALSE(HasFailure());
+  fill_pattern(a.buf->data, 1500, 8);
+  ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 1500)).is_ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(drain_cq(*a.cq, std::chrono::milliseconds(1)).empty());
+  EXPECT_GT(b.node->model->engine_stats().rnr_naks_sent, 0u);
+  ASSERT_TRUE(post_recv(*qb, 5, b.buf->sge(0, 4096)).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].status, KBV_SUCCESS);
+  auto wb = poll_cq(*b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].byte_len, 1500u);
+  EXPECT_EQ(check_pattern(b.buf->data, 1500, 8), 1500u);
+  EXPECT_GT(a.node->model->engine_stats().rnr_naks_received, 0u);
+}
+
+TEST_F(DpModel, RcRnrRetryExhaustedEndsInRnrRetryExceeded) {
+  open();
+  ConnectOptions o;
+  o.min_rnr_nak = 1;
+  o.rnr_retry = 2;
+  pair(prm::qpc_st::kRc, o);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 100)).is_ok());
+  ASSERT_TRUE(post_send(*qa, wr(2, WrOpcode::kSend), a.buf->sge(0, 100)).is_ok());
+  auto wa = poll_cq(*a.cq, 2);
+  ASSERT_EQ(wa.size(), 2u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+  EXPECT_EQ(wa[1].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  EXPECT_EQ(b.node->model->engine_stats().rnr_naks_sent, 3u);  // first try + 2 retries
+  EXPECT_EQ(query(*qa).state, prm::qp_state::kErr);
+}
+
+TEST_F(DpModel, RcDeadPeerEndsInRetryExceededNotAHang) {
+  open();
+  ConnectOptions o;
+  o.ack_timeout = 8;  // 4.096 us << 8 = 1 ms
+  o.retry_count = 3;
+  pair(prm::qpc_st::kRc, o);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(destroy_qp(*qb).is_ok());  // the peer's QP is gone: nothing answers
+  qb.reset();
+  ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 3000)).is_ok());
+  auto w = wr(2, WrOpcode::kRdmaWrite, 0);
+  w.remote_addr = 0x1000;
+  w.rkey = 0x1234;
+  ASSERT_TRUE(post_send(*qa, w, a.buf->sge(0, 10)).is_ok());
+  auto wa = poll_cq(*a.cq, 2, std::chrono::seconds(5));
+  ASSERT_EQ(wa.size(), 2u);
+  EXPECT_EQ(wa[0].wr_id, 1u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+  EXPECT_EQ(wa[1].wr_id, 2u) << "an unsignalled WQE still completes when flushed";
+  EXPECT_EQ(wa[1].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  const auto st = a.node->model->engine_stats();
+  EXPECT_EQ(st.timeouts, 4u);  // the first expiry and three retries
+  EXPECT_GE(st.retransmits, 3u * 3u);
+  EXPECT_EQ(query(*qa).state, prm::qp_state::kErr);
+  // Later WQEs complete with flush errors (send and receive side).
+  ASSERT_TRUE(post_send(*qa, wr(3, WrOpcode::kSend), a.buf->sge(0, 10)).is_ok());
+  ASSERT_TRUE(post_recv(*qa, 4, a.buf->sge(0, 10)).is_ok());
+  auto late = poll_cq(*a.cq, 2);
+  ASSERT_EQ(late.size(), 2u);
+  for (const auto& wc : late) EXPECT_EQ(wc.syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+}
+
+TEST_F(DpModel, RcBadRkeyIsARemoteAccessErrorOnBothSides) {
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(post_recv(*qb, 9, b.buf->sge(0, 64)).is_ok());
+  auto w = wr(1, WrOpcode::kRdmaWrite);
+  w.remote_addr = b.buf->addr(kBuf - 16);  // runs past the registration
+  w.rkey = b.buf->rkey();
+  ASSERT_TRUE(post_send(*qa, w, a.buf->sge(0, 64)).is_ok());
+  ASSERT_TRUE(post_send(*qa, wr(2, WrOpcode::kSend), a.buf->sge(0, 8)).is_ok());
+  auto wa = poll_cq(*a.cq, 2);
+  ASSERT_EQ(wa.size(), 2u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+  EXPECT_EQ(wa[1].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  // The responder went to ERR as well: its posted receive is flushed, and it
+  // raised a WQ access error event.
+  auto wb = poll_cq(*b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].wr_id, 9u);
+  EXPECT_EQ(wb[0].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  EXPECT_EQ(query(*qb).state, prm::qp_state::kErr);
+  EXPECT_EQ(query(*qa).state, prm::qp_state::kErr);
+  ASSERT_TRUE(
+      b.node
+          ->poll_until(
+              [&] { return has_event(*b.node, prm::EventType::WQ_ACCESS_ERROR, qb->qpn()); },
+              kSecond)
+          .is_ok());
+  EXPECT_EQ(b.node->model->engine_stats().naks_sent, 1u);
+}
+
+TEST_F(DpModel, RcReadWithAWrongRkeyIsARemoteAccessError) {
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  auto w = wr(1, WrOpcode::kRdmaRead);
+  w.remote_addr = b.buf->addr(0);
+  w.rkey = b.buf->rkey() ^ 0x5500;  // another key
+  ASSERT_TRUE(post_send(*qa, w, a.buf->sge(0, 4096)).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+}
+
+TEST_F(DpModel, RcBadLkeyIsALocalProtectionErrorAndFlushes) {
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(post_recv(*qb, 1, b.buf->sge(0, 4096)).is_ok());
+  hca::Sge s = a.buf->sge(0, 100);
+  s.lkey ^= 0x700;
+  ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), s).is_ok());
+  ASSERT_TRUE(post_send(*qa, wr(2, WrOpcode::kSend), a.buf->sge(0, 100)).is_ok());
+  auto wa = poll_cq(*a.cq, 2);
+  ASSERT_EQ(wa.size(), 2u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+  EXPECT_EQ(wa[1].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  EXPECT_EQ(query(*qa).state, prm::qp_state::kErr);
+  EXPECT_TRUE(drain_cq(*b.cq, std::chrono::milliseconds(10)).empty());
+}
+
+TEST_F(DpModel, RcSendLongerThanTheReceiveIsALengthErrorOnBothSides) {
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(post_recv(*qb, 1, b.buf->sge(0, 100)).is_ok());
+  ASSERT_TRUE(post_recv(*qb, 2, b.buf->sge(4096, 100)).is_ok());
+  ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 500)).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+  auto wb = poll_cq(*b.cq, 2);
+  ASSERT_EQ(wb.size(), 2u);
+  EXPECT_EQ(wb[0].wr_id, 1u);
+  EXPECT_EQ(wb[0].syndrome, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  EXPECT_EQ(wb[1].wr_id, 2u);
+  EXPECT_EQ(wb[1].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+}
+
+TEST_F(DpModel, RcWriteToAQpWithoutRemoteWriteIsAnInvalidRequest) {
+  open();
+  ConnectOptions o;
+  o.rwe = false;
+  pair(prm::qpc_st::kRc, o);
+  ASSERT_FALSE(HasFailure());
+  auto w = wr(1, WrOpcode::kRdmaWrite);
+  w.remote_addr = b.buf->addr(0);
+  w.rkey = b.buf->rkey();
+  ASSERT_TRUE(post_send(*qa, w, a.buf->sge(0, 64)).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+  ASSERT_TRUE(
+      b.node
+          ->poll_until(
+              [&] { return has_event(*b.node, prm::EventType::WQ_INVAL_REQ_ERROR, qb->qpn()); },
+              kSecond)
+          .is_ok());
+}
+
+TEST_F(DpModel, ModifyToErrorFlushesPostedReceives) {
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(post_recv(*qb, 40 + i, b.buf->sge(0, 64)).is_ok());
+  ASSERT_TRUE(
+      b.node->sync_status([&](auto cb) { return qb->qp->modify(QpTransition::kToErr, {}, 0, cb); })
+          .is_ok());
+  auto wb = poll_cq(*b.cq, 3);
+  ASSERT_EQ(wb.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(wb[i].wr_id, 40u + i);
+    EXPECT_EQ(wb[i].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  }
+}
+
+TEST_F(DpModel, CqOverrunRaisesACqErrorEvent) {
+  open();
+  auto small = make_cq(*b.node, 4);
+  ASSERT_TRUE(small.has_value());
+  const uint32_t ncqe = (*small)->cq->ncqe();
+  auto ra = make_qp(*a.node, *a.cq, *a.cq);
+  auto rb = make_qp(*b.node, **small, **small);
+  ASSERT_TRUE(ra && rb);
+  qa = std::move(*ra);
+  qb = std::move(*rb);
+  ASSERT_TRUE(connect_pair(*qa, *qb).is_ok());
+  const uint32_t n = ncqe + 2;
+  for (uint32_t i = 0; i < n; ++i) ASSERT_TRUE(post_recv(*qb, i, b.buf->sge(0, 64)).is_ok());
+  for (uint32_t i = 0; i < n; ++i)
+    ASSERT_TRUE(post_send(*qa, wr(i, WrOpcode::kSend), a.buf->sge(0, 8)).is_ok());
+  EXPECT_EQ(poll_cq(*a.cq, n).size(), n);  // the requester side is unaffected
+  const uint32_t cqn = (*small)->cq->cqn();
+  EXPECT_TRUE(
+      b.node->poll_until([&] { return has_event(*b.node, prm::EventType::CQ_ERROR, cqn); }, kSecond)
+          .is_ok());
+  (void)destroy_qp(*qb);
+  qb.reset();
+  (void)b.node->sync_status([&](auto cb) { return (*small)->cq->destroy(cb); });
+}
+
+TEST_F(DpModel, SolicitedOnlyArmFiresOnTheSolicitedSend) {
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(post_recv(*qb, i, b.buf->sge(0, 64)).is_ok());
+  b.cq->cq->arm(true);
+  ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 8)).is_ok());
+  ASSERT_EQ(poll_cq(*b.cq, 1).size(), 1u);
+  pump_events(*b.node, 20);
+  EXPECT_TRUE(b.node->comp_events.empty()) << "an unsolicited SEND does not fire the arm";
+  ASSERT_TRUE(
+      post_send(*qa, wr(2, WrOpcode::kSend, sf::kSignaled | sf::kSolicited), a.buf->sge(0, 8))
+          .is_ok());
+  ASSERT_TRUE(b.node->poll_until([&] { return !b.node->comp_events.empty(); }, kSecond).is_ok());
+  EXPECT_EQ(b.node->comp_events.front(), b.cq->cq->cqn());
+  EXPECT_EQ(poll_cq(*b.cq, 1).size(), 1u);
+}
+
+TEST_F(DpModel, SrqFeedsReceivesAndRaisesItsLimitEvent) {
+  open();
+  auto srq = make_srq(*b.node, 16, 1);
+  ASSERT_TRUE(srq.has_value()) << srq.status().to_string();
+  DpSrq& s = **srq;
+  auto ra = make_qp(*a.node, *a.cq, *a.cq);
+  auto rb = make_qp(*b.node, *b.cq, *b.cq, {}, &s);
+  ASSERT_TRUE(ra && rb);
+  qa = std::move(*ra);
+  qb = std::move(*rb);
+  ASSERT_TRUE(connect_pair(*qa, *qb).is_ok());
+  for (int i = 0; i < 4; ++i) {
+    hca::Sge g = b.buf->sge(i * 4096, 4096);
+    hca::RecvWr w;
+    w.wr_id = 70 + i;
+    w.sg = std::span(&g, 1);
+    ASSERT_TRUE(s.rq->post(std::span(&w, 1)).is_ok());
+  }
+  ASSERT_TRUE(b.node->sync_status([&](auto cb) { return s.srq->arm(3, cb); }).is_ok());
+  for (int i = 0; i < 2; ++i) {
+    fill_pattern(a.buf->data + i * 4096, 1000, 60 + i);
+    ASSERT_TRUE(post_send(*qa, wr(i, WrOpcode::kSend), a.buf->sge(i * 4096, 1000)).is_ok());
+  }
+  auto wb = poll_cq(*b.cq, 2);
+  ASSERT_EQ(wb.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(wb[i].wr_id, 70u + i);
+    EXPECT_EQ(check_pattern(b.buf->data + i * 4096, 1000, 60 + i), 1000u);
+  }
+  // 4 posted, 2 taken: fewer than lwm 3 remain.
+  EXPECT_TRUE(
+      b.node
+          ->poll_until(
+              [&] { return has_event(*b.node, prm::EventType::SRQ_RQ_LIMIT, s.srq->srqn()); },
+              kSecond)
+          .is_ok());
+  (void)destroy_qp(*qb);
+  qb.reset();
+  (void)b.node->sync_status([&](auto cb) { return s.srq->destroy(cb); });
+}
+
+}  // namespace
+}  // namespace kbv::e2e
