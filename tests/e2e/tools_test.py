@@ -129,15 +129,27 @@ def check_perf(exe, case):
         fail("loopback: expected the statistics of both devices")
 
 
-def check_perf_two_processes(exe):
+def start_server(exe):
+    """Starts `kbv-perf --server -p 0`; returns (process, the TCP port it chose)."""
     server = subprocess.Popen([exe, "--server", "-p", "0"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
-    try:
+    seen = []
+    for _ in range(50):  # anything logged before the port line is skipped
         line = server.stderr.readline()
-        m = re.search(r"port (\d+)", line)
-        if not m:
-            fail("the server did not say its port: " + line)
-        client = run([exe, "127.0.0.1", "-p", m.group(1), "--json", "-T", "write", "-a",
+        if not line:
+            break
+        seen.append(line)
+        m = re.search(r"waiting for a client on port (\d+)", line)
+        if m:
+            return server, m.group(1)
+    server.kill()
+    fail("the server did not say its port: " + "".join(seen))
+
+
+def check_perf_two_processes(exe):
+    server, port = start_server(exe)
+    try:
+        client = run([exe, "127.0.0.1", "-p", port, "--json", "-T", "write", "-a",
                       "--max-size", "1024", "-n", "50"])
         out, err = server.communicate(timeout=TIMEOUT)
         sys.stdout.write(out)
@@ -152,10 +164,8 @@ def check_perf_two_processes(exe):
         if "verified" not in out:
             fail("the server did not report its checks")
         # The text tables, as perftest prints them.
-        server = subprocess.Popen([exe, "--server", "-p", "0"], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
-        m = re.search(r"port (\d+)", server.stderr.readline())
-        text = run([exe, "127.0.0.1", "-p", m.group(1), "-s", "64", "-n", "50"])
+        server, port = start_server(exe)
+        text = run([exe, "127.0.0.1", "-p", port, "-s", "64", "-n", "50"])
         server.communicate(timeout=TIMEOUT)
         if text.returncode != 0:
             fail("text client exited %d" % text.returncode)
