@@ -35,7 +35,7 @@ if [ -z "$port" ]; then
   exit 1
 fi
 
-echo "kbv-perf server: pid $server_pid, TCP port $port; client: pid $$'s child"
+echo "make run: kbv-perf server (pid $server_pid, TCP port $port) and client: two processes, each with its own model HCA"
 rc=0
 "$perf" 127.0.0.1 -p "$port" -T write -a --max-size 1048576 -n 1000 "$@" || rc=$?
 server_rc=0
