@@ -19,6 +19,10 @@
 //      passes when both are ok.
 // A work completion error, a wait without progress for kDataTimeout, or a
 // failed check fails the phase; the session stops at the first failure.
+//
+// Threading: a side runs on one thread (its Endpoint's QPs and CQs, its
+// Channel); --loopback runs the server side on a second thread with its own
+// Endpoint and Channel.
 #pragma once
 
 #include <kbv/status.hpp>
