@@ -46,6 +46,14 @@ using wire::Position;
 bool is_read_atomic(uint8_t op) {
   return op == MLX5_OPCODE_RDMA_READ || op == MLX5_OPCODE_ATOMIC_CS || op == MLX5_OPCODE_ATOMIC_FA;
 }
+// True when an op before `op` is still waiting for its response.
+bool pending_before(const QpDp& d, const SendOp& op) {
+  for (const SendOp& o : d.ops) {
+    if (&o == &op) return false;
+    if (!o.done && o.npkts != 0) return true;
+  }
+  return false;
+}
 std::chrono::nanoseconds ack_timeout(uint32_t code) {
   return std::chrono::nanoseconds(uint64_t{4096} << std::min<uint32_t>(code, 31));
 }
@@ -364,6 +372,9 @@ void Transport::on_response(fw::Qp& q, const wire::RxPacket& p) {
   const uint32_t psn = p.headers.bth.psn;
   if (!wire::psn_lt(psn, d.next_psn)) return;  // nothing we sent
   const wire::Operation opn = p.info->operation;
+  log::trace("sim.engine", "qpn {:#x}: resp op {:#x} psn {:#x} syn {:#x} una {:#x} tx {:#x}", q.qpn,
+             p.headers.bth.opcode, psn, p.headers.aeth ? p.headers.aeth->syndrome : 0, d.una,
+             d.tx_psn);
   if (opn == Operation::kAcknowledge && p.headers.aeth) {
     const uint8_t syn = p.headers.aeth->syndrome;
     switch (wire::aeth_type(syn)) {
@@ -415,8 +426,10 @@ void Transport::on_response(fw::Qp& q, const wire::RxPacket& p) {
         d.retx_trigger = expected;  // a response was lost: ask again once
         if (wire::psn_lt(expected, d.tx_psn)) d.tx_psn = expected;
       }
+    } else if (ack_through(q, d, wire::psn_add(op->psn, -1)); pending_before(d, *op)) {
+      // An earlier READ / atomic still waits: its response was lost and it
+      // is being asked again; go-back-N accepts responses in order only.
     } else {
-      ack_through(q, d, wire::psn_add(op->psn, -1));
       const uint64_t off = uint64_t{op->rcv_pkts} * op->mtu;
       const auto bytes = std::as_bytes(p.payload);
       if (off + bytes.size() > op->w.length) {
@@ -449,6 +462,10 @@ void Transport::on_response(fw::Qp& q, const wire::RxPacket& p) {
       }
     if (op == nullptr) return;
     ack_through(q, d, wire::psn_add(psn, -1));
+    if (pending_before(d, *op)) {
+      pump(q);
+      return;
+    }
     const uint64_t orig = p.headers.atomic_ack_eth->orig;  // host order in memory
     AccessStatus a =
         scatter(iommu(), tables().mkeys, q.pd, std::span(op->w.sge.data(), op->w.num_sge), 0,
@@ -478,6 +495,8 @@ void Transport::on_timer(fw::Qp& q, QpDp& d, Clock::time_point now) {
   d.ack_deadline = Clock::time_point::max();
   if (!wire::psn_lt(d.una, d.max_sent)) return;
   c_.timeouts.fetch_add(1, std::memory_order_relaxed);
+  log::debug("sim.engine", "qpn {:#x}: ack timeout {} (una {:#x} tx {:#x} next {:#x} ops {})",
+             q.qpn, q.counters.cur_retry_count, d.una, d.tx_psn, d.next_psn, d.ops.size());
   if (q.counters.cur_retry_count >= q.retry_count) {
     fail_op(q, d, d.una, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
     complete_front(q, d);

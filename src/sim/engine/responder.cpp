@@ -339,6 +339,8 @@ void Transport::rc_request(fw::Qp& q, QpDp& d, const wire::RxPacket& p) {
   const uint32_t psn = p.headers.bth.psn;
   const Operation opn = p.info->operation;
   const int32_t diff = wire::psn_diff(psn, d.epsn);
+  log::trace("sim.engine", "qpn {:#x}: req op {:#x} psn {:#x} epsn {:#x} in_send {} in_write {}",
+             q.qpn, p.headers.bth.opcode, psn, d.epsn, d.in_send, d.in_write);
   if (diff < 0) {
     c_.duplicates.fetch_add(1, std::memory_order_relaxed);
     if (opn == Operation::kReadRequest && p.headers.reth) {
