@@ -538,14 +538,24 @@ std::optional<DeviceStats> parse_stats(const std::string& line) {
   return d;
 }
 
-// The sizes a side runs: all given, except that a UD sweep stops at the path
-// MTU (a datagram is one packet; perftest's -a does the same). A single UD
-// size above the MTU stays, and its phase fails with the reason.
+// The sizes a side runs: all given, except on UD, where a datagram is one
+// packet: a sweep stops at the path MTU and a single larger size becomes the
+// MTU (perftest: "Max msg size in UD is MTU"). Both sides derive the same list.
 std::vector<uint64_t> sizes_to_run(Endpoint& ep, bool lat) {
   const TestParams& p = ep.params();
   std::vector<uint64_t> sizes = lat ? p.lat_sizes : p.bw_sizes;
-  if (p.connection == Connection::kUd && sizes.size() > 1) {
-    std::erase_if(sizes, [&](uint64_t s) { return s > ep.mtu_bytes(); });
+  if (p.connection != Connection::kUd) return sizes;
+  const uint64_t mtu = ep.mtu_bytes();
+  if (sizes.size() == 1) {
+    if (sizes[0] > mtu) {
+      if (ep.side() == 0) {
+        fmt::print(stderr, "kbv-perf: UD message size {} above the path MTU: using {}\n", sizes[0],
+                   mtu);
+      }
+      sizes[0] = mtu;
+    }
+  } else {
+    std::erase_if(sizes, [&](uint64_t s) { return s > mtu; });
   }
   return sizes;
 }
