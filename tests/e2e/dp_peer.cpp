@@ -200,10 +200,19 @@ struct Peer {
       bool r = cmd == p::kCheckRc ? check_rc() : cmd == p::kCheckUd ? check_ud() : false;
       reply(r);
     }
-    (void)destroy_qp(*rc);
-    (void)destroy_qp(*ud);
-    (void)dereg_buffer(*node, *buf);
-    return close_node(*node).is_ok() ? 0 : 1;
+    int rc_exit = 0;
+    auto step = [&](const char* what, Status s) {
+      if (s.is_ok()) return;
+      std::fprintf(stderr, "dp_peer: %s: %s\n", what, s.to_string().c_str());
+      rc_exit = 1;
+    };
+    step("destroy rc qp", destroy_qp(*rc));
+    step("destroy ud qp", destroy_qp(*ud));
+    step("destroy cq", node->sync_status([&](auto cb) { return cq->cq->destroy(cb); }));
+    step("destroy ud cq", node->sync_status([&](auto cb) { return ud_cq->cq->destroy(cb); }));
+    step("dereg", dereg_buffer(*node, *buf));
+    step("close", close_node(*node));
+    return rc_exit;
   }
 };
 

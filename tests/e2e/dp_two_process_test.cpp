@@ -252,6 +252,8 @@ TEST_F(TwoProcess, EveryOpcodeCrossesTheWireByteForByte) {
   exit_checked_ = true;
   EXPECT_TRUE(destroy_qp(rc).is_ok());
   EXPECT_TRUE(destroy_qp(ud).is_ok());
+  EXPECT_TRUE(n.sync_status([&](auto cb) { return cq.cq->destroy(cb); }).is_ok());
+  EXPECT_TRUE(n.sync_status([&](auto cb) { return (*ucq)->cq->destroy(cb); }).is_ok());
   EXPECT_TRUE(dereg_buffer(n, buf).is_ok());
   EXPECT_TRUE(close_node(n).is_ok());
 }
