@@ -118,6 +118,9 @@ TEST_F(DpModel, RcEveryOpcodeByteForByte) {
   // Progress as QUERY_QP reports it: the SQ executed every block posted.
   hca::cmd::QpInfo i = query(*qa);
   EXPECT_EQ(i.state, prm::qp_state::kRts);
+  // PSNs from 0xFFFF00 (connect_pair), wrapping past 2^24: SEND 5 + 1 + 1,
+  // WRITE 9 + 3, READ 6 (its response packets), atomics 2 = 27.
+  EXPECT_EQ(i.last_acked_psn, (0xFFFF00u + 27 - 1) & 0xFFFFFF);
   const auto st = a.node->model->engine_stats();
   // At a 1 KiB path MTU: SEND 5 + 1 + 1, WRITE 9 + 3, one READ request, two
   // atomics (the READ's 6 response packets come from b).
