@@ -299,6 +299,7 @@ kbv_status_t kbv_get_device_list(kbv_device_desc_t* list, uint32_t max, uint32_t
 kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr, kbv_eq_t eq,
                              uint64_t user_data, kbv_device_t* out) {
   if (!uri || !out) return KBV_ERR_INVALID_ARGUMENT;
+  *out = 0;
   kbv_device_open_attr_t a{};
   if (attr) a = *attr;
   if (a.flags & ~KBV_OPEN_PROGRESS_THREAD) return KBV_ERR_INVALID_ARGUMENT;

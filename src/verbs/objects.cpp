@@ -142,6 +142,7 @@ extern "C" {
 
 kbv_status_t kbv_pd_alloc(kbv_device_t dev, kbv_eq_t eq, uint64_t user_data, kbv_pd_t* out) {
   if (!out) return KBV_ERR_INVALID_ARGUMENT;
+  *out = 0;
   Status st;
   auto d = usable_device(dev, &st);
   if (!d) return st.code();
