@@ -22,8 +22,9 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
   m->name_ = name;
   m->bdf_ = *bdf;
   m->device_ = k.device(name);
+  // From here on a failure returns with `m` destroyed: ~Model removes the
+  // device (nothing is left behind).
   if (m->device_ == nullptr) {
-    (void)k.remove_device(name);
     return KBV_ERR_INTERNAL;
   }
   // The port: an explicit host must bind; host 0 takes the first free one.
@@ -35,7 +36,6 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
     pc.host = cfg.port_host;
     auto p = wire::Port::open(pc);
     if (!p) {
-      (void)k.remove_device(name);
       return p.status();
     }
     port = std::move(*p);
@@ -54,12 +54,10 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
         port = std::move(*p);
         cfg.port_host = pc.host;
       } else if (p.status() != KBV_ERR_ALREADY_EXISTS) {
-        (void)k.remove_device(name);
         return p.status();
       }
     }
     if (!port) {
-      (void)k.remove_device(name);
       return KBV_ERR_NO_RESOURCES;
     }
   }
@@ -78,14 +76,12 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
   auto eng = engine::Engine::create(*m->fw_, std::move(port));
   if (!eng) {
     m->fw_.reset();
-    (void)k.remove_device(name);
     return eng.status();
   }
   m->engine_ = std::move(*eng);
   if (Status s = m->fw_->start(); !s.is_ok()) {
     m->engine_.reset();
     m->fw_.reset();
-    (void)k.remove_device(name);
     log::error("sim", "model {}: firmware did not start: {}", name, s.to_string());
     return s;
   }
