@@ -8,8 +8,9 @@
 // allocated on first use (control path, under a mutex) and never freed, so
 // a reader needs only atomic loads: chunk pointer, then the entry's handle
 // (must equal the handle asked for, generation included) and pointer.
-// put() publishes the pointer before the handle; erase() clears the handle
-// first, so a lookup of a closed handle fails. The pointee's lifetime is the
+// put() publishes the pointer before the handle; erase() clears the handle;
+// get() checks the handle before and after reading the pointer, so a lookup
+// of a closed handle fails even while its slot is being reused. The pointee's lifetime is the
 // caller's: it must outlive its entry plus any lookup racing the erase
 // (kbv.h: closing an object while another thread posts to it is a
 // programming error).
@@ -44,14 +45,20 @@ class FastTable {
     if (!c) return nullptr;
     const Entry& e = c->e[idx & ((1u << kChunkBits) - 1)];
     if (e.handle.load(std::memory_order_acquire) != h) return nullptr;
-    return e.ptr.load(std::memory_order_relaxed);
+    T* p = e.ptr.load(std::memory_order_acquire);
+    // The slot may have been erased and reused between the two loads: a
+    // pointer stored by a later put() carries (release) the erase before
+    // it, so the handle no longer reads h. Generations never repeat, so
+    // this second check has no ABA case.
+    if (e.handle.load(std::memory_order_acquire) != h) return nullptr;
+    return p;
   }
 
   // false when the handle is out of range or memory ran out.
   bool put(uint64_t h, T* p) {
     Entry* e = entry(h, true);
     if (!e) return false;
-    e->ptr.store(p, std::memory_order_relaxed);
+    e->ptr.store(p, std::memory_order_release);
     e->handle.store(h, std::memory_order_release);
     return true;
   }
