@@ -312,7 +312,12 @@ TEST_F(DpModel, SolicitedOnlyArmFiresOnTheSolicitedSend) {
           .is_ok());
   ASSERT_TRUE(b.node->poll_until([&] { return !b.node->comp_events.empty(); }, kSecond).is_ok());
   EXPECT_EQ(b.node->comp_events.front(), b.cq->cq->cqn());
+  EXPECT_EQ(b.node->comp_events.size(), 1u) << "one event per arm";
   EXPECT_EQ(poll_cq(*b.cq, 1).size(), 1u);
+  // a's CQ was never armed: its completions raise no event.
+  EXPECT_EQ(poll_cq(*a.cq, 2).size(), 2u);
+  pump_events(*a.node, 10);
+  EXPECT_TRUE(a.node->comp_events.empty());
 }
 
 TEST_F(DpModel, SrqFeedsReceivesAndRaisesItsLimitEvent) {

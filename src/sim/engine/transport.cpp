@@ -230,8 +230,11 @@ void Transport::cqe(uint32_t cqn, const CqeFields& f) {
   EqCqEvents sink(ctx_.eqs());
   CqNotify& n = cq_notify(*cq);
   // Arm words written only to the doorbell record (a driver that skips the
-  // UAR write) count as well; a repeated word is stale and ignored.
-  (void)arm_cq_from_dbrec(iommu(), *cq, n, sink);
+  // UAR write) count as well; a repeated word is stale and ignored. A zero
+  // word is what a new CQ's record holds: not an arm request (the first
+  // real arm, sn 0 / any / ci 0, also comes through the UAR doorbell).
+  uint32_t arm = 0;
+  if (read_dbrec(cq->dbr_addr + 4, &arm) && arm != 0) (void)arm_cq(*cq, n, arm, sink);
   if (write_cqe(iommu(), *cq, n, f, sink).is_ok()) {
     c_.cqes.fetch_add(1, std::memory_order_relaxed);
     if (f.opcode == MLX5_CQE_REQ_ERR || f.opcode == MLX5_CQE_RESP_ERR) {
