@@ -216,9 +216,12 @@ Status DeviceImpl::start_progress_thread() {
   if (progress_thread.joinable()) return KBV_ERR_ALREADY_EXISTS;
   if (finished) return KBV_ERR_INVALID_HANDLE;
   stop_thread = false;
-  progress_thread = std::thread([this] {
-    while (!stop_thread.load(std::memory_order_acquire)) {
-      if (progress() == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // The thread holds the device: a teardown it finishes itself (it then
+  // detaches) must not free the device under its feet.
+  auto self = std::static_pointer_cast<DeviceImpl>(shared_from_this());
+  progress_thread = std::thread([self] {
+    while (!self->stop_thread.load(std::memory_order_acquire)) {
+      if (self->progress() == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   });
   return KBV_SUCCESS;
