@@ -131,6 +131,48 @@ TEST_F(DpModel, RcEveryOpcodeByteForByte) {
   EXPECT_EQ(b.node->model->engine_stats().naks_sent, 0u);
 }
 
+TEST_F(DpModel, RcLargeMessagesFlowThroughTheSendWindow) {
+  // 512 KiB WRITE, SEND and READ at a 1 KiB MTU: 512 packets each, more than
+  // the engine keeps in flight, so ACK progress must open the window.
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  constexpr uint32_t kLen = 512 * 1024;
+  fill_pattern(a.buf->data, kLen, 91);
+  fill_pattern(b.buf->data + kLen, kLen, 92);
+  ASSERT_TRUE(post_recv(*qb, 1, b.buf->sge(0, kLen)).is_ok());
+  auto w = wr(1, WrOpcode::kRdmaWrite);
+  w.remote_addr = b.buf->addr(0);
+  w.rkey = b.buf->rkey();
+  ASSERT_TRUE(post_send(*qa, w, a.buf->sge(0, kLen)).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  ASSERT_EQ(wa[0].status, KBV_SUCCESS);
+  EXPECT_EQ(check_pattern(b.buf->data, kLen, 91), kLen);
+  fill_pattern(a.buf->data, kLen, 93);
+  ASSERT_TRUE(post_send(*qa, wr(2, WrOpcode::kSend), a.buf->sge(0, kLen)).is_ok());
+  auto r = wr(3, WrOpcode::kRdmaRead);
+  r.remote_addr = b.buf->addr(kLen);
+  r.rkey = b.buf->rkey();
+  ASSERT_TRUE(post_send(*qa, r, a.buf->sge(kLen, kLen)).is_ok());
+  wa = poll_cq(*a.cq, 2);
+  ASSERT_EQ(wa.size(), 2u);
+  EXPECT_EQ(wa[0].status, KBV_SUCCESS);
+  EXPECT_EQ(wa[1].status, KBV_SUCCESS);
+  EXPECT_EQ(wa[1].byte_len, kLen);
+  auto wb = poll_cq(*b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].byte_len, kLen);
+  EXPECT_EQ(check_pattern(b.buf->data, kLen, 93), kLen);
+  EXPECT_EQ(check_pattern(a.buf->data + kLen, kLen, 92), kLen);
+  // Coalesced: at most one ACK per 16 packets plus one per message; and at
+  // least one per window of 128 packets, or the WRITE and SEND could not
+  // have finished.
+  const uint64_t acks = b.node->model->engine_stats().acks_sent;
+  EXPECT_LE(acks, 2u * kLen / 1024 / 16 + 2);
+  EXPECT_GE(acks, 2u * kLen / 1024 / 128);
+}
+
 TEST_F(DpModel, RcUnsignalledWqesCompleteSilentlyAndInOrder) {
   open();
   pair(prm::qpc_st::kRc);

@@ -145,7 +145,11 @@ bool Transport::fetch(fw::Qp& q, QpDp& d) {
 
 void Transport::transmit(fw::Qp& q, QpDp& d) {
   if (q.st == prm::qpc_st::kUd || d.rnr_until != Clock::time_point::max()) return;
+  const bool rc = q.st == prm::qpc_st::kRc;
   while (d.tx_psn != d.next_psn && q.state != qs::kErr) {
+    // RC: at most kWindow PSNs beyond the oldest unacknowledged one (ACKs
+    // come at least every kAckEvery packets, so a long message flows on).
+    if (rc && wire::psn_diff(d.tx_psn, d.una) >= static_cast<int32_t>(kWindow)) break;
     SendOp* op = nullptr;
     for (SendOp& o : d.ops)
       if (o.npkts != 0 && wire::psn_le(o.psn, d.tx_psn) && wire::psn_le(d.tx_psn, o.last_psn())) {
