@@ -84,6 +84,34 @@ TEST_F(DpModel, UdSendPlacesTheGrhAreaAndDropsAQkeyMismatch) {
   EXPECT_EQ(b.node->model->engine_stats().qkey_drops, 1u);
 }
 
+TEST_F(DpModel, UdSendToAGidOutsideLoopbackIsLostNotSent) {
+  // The model's wire is loopback only: a datagram toward another address
+  // completes (UD does not know) but never leaves the model.
+  open();
+  QpOptions uo;
+  uo.st = prm::qpc_st::kUd;
+  auto ra = make_qp(*a.node, *a.cq, *a.cq, uo);
+  ASSERT_TRUE(ra.has_value());
+  qa = std::move(*ra);
+  ASSERT_TRUE(to_rts_ud(*qa, 1).is_ok());
+  hca::RoceDest d;
+  d.dgid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1};  // 192.0.2.1 (TEST-NET-1)
+  d.dmac = b.node ? b.node->mac : 0;
+  auto ah = hca::Ah::make(a.node->hca->caps(), d, 5, 1);
+  ASSERT_TRUE(ah.has_value());
+  auto w = wr(1, WrOpcode::kSend);
+  w.ah = &*ah;
+  w.remote_qpn = 5;
+  w.q_key = 1;
+  ASSERT_TRUE(post_send(*qa, w, a.buf->sge(0, 64)).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].status, KBV_SUCCESS);
+  const auto st = a.node->model->engine_stats();
+  EXPECT_EQ(st.tx_unroutable, 1u);
+  EXPECT_EQ(st.tx_packets, 0u);
+}
+
 TEST_F(DpModel, RcRnrNakWaitsForAReceiveThenDelivers) {
   open();
   ConnectOptions o;

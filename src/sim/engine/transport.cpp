@@ -77,6 +77,7 @@ EngineStats Engine::stats() const {
   s.cqes = c.cqes.load();
   s.error_cqes = c.error_cqes.load();
   s.flush_cqes = c.flush_cqes.load();
+  s.tx_unroutable = c.tx_unroutable.load();
   s.rx_bad_icrc = c.rx_bad_icrc.load();
   s.rx_malformed = c.rx_malformed.load();
   s.fault_dropped = c.fault_dropped.load();
@@ -337,6 +338,13 @@ void Transport::send(fw::Qp& q, const wire::PacketHeaders& h, std::span<const ui
 
 Status Transport::send_to(uint32_t ip, uint16_t sport, const wire::PacketHeaders& h,
                           std::span<const uint8_t> payload) {
+  // The model's wire is loopback only (DESIGN.md "Wire"): a destination
+  // outside 127.0.0.0/8 (a GID that is not ::ffff:127.x.y.z) is unreachable
+  // and the packet is lost, as on a network without that host.
+  if ((ip >> 24) != 127) {
+    c_.tx_unroutable.fetch_add(1, std::memory_order_relaxed);
+    return KBV_ERR_INVALID_ARGUMENT;
+  }
   Status s = port_->send(ip, sport, h, payload);
   if (s.is_ok()) c_.tx_packets.fetch_add(1, std::memory_order_relaxed);
   return s;
