@@ -51,8 +51,8 @@ class VerbsData : public VerbsE2e {
     (void)type;
   }
   void make_qps(uint32_t type, kbv_srq_t srq_b = 0) {
-    a.qp = make_qp(a.pd, type, a.cq, a.cq);
-    b.qp = make_qp(b.pd, type, b.cq, b.cq, srq_b);
+    a.qp = make_qp(a.pd, type, a.cq, a.cq, 0, qp_events);
+    b.qp = make_qp(b.pd, type, b.cq, b.cq, srq_b, qp_events);
     ASSERT_EQ(kbv_qp_get_num(a.qp, &a.qpn), KBV_SUCCESS);
     ASSERT_EQ(kbv_qp_get_num(b.qp, &b.qpn), KBV_SUCCESS);
     ASSERT_EQ(connect(a.qp, type, *b.d, b.qpn), KBV_SUCCESS);
@@ -103,7 +103,19 @@ class VerbsData : public VerbsE2e {
     VerbsE2e::TearDown();
   }
   Side a, b;
+  kbv_eq_t qp_events = 0;  // async events of both QPs (0: none)
 };
+
+// The first event of `type` on eq within the limit (others are skipped).
+kbv_event_t wait_type(kbv_eq_t eq, uint32_t type, std::chrono::milliseconds limit = 5000ms) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  kbv_event_t ev{};
+  while (std::chrono::steady_clock::now() < end) {
+    if (kbv_eq_poll(eq, &ev, 1) == 1 && ev.type == type) return ev;
+    std::this_thread::sleep_for(50us);
+  }
+  return kbv_event_t{};
+}
 
 kbv_send_wr_t swr(uint64_t id, uint32_t op, const kbv_sge_t* sg, uint32_t n,
                   uint32_t flags = KBV_SEND_SIGNALED) {
@@ -343,6 +355,7 @@ TEST_F(VerbsData, SrqReceivesAndLimitEvent) {
 }
 
 TEST_F(VerbsData, RemoteAccessErrorCompletesWithItsStatus) {
+  qp_events = make_eq();
   open_pair(KBV_QPT_RC);
   ASSERT_FALSE(HasFailure());
   kbv_sge_t s = a.sge(0, 64);
@@ -359,6 +372,100 @@ TEST_F(VerbsData, RemoteAccessErrorCompletesWithItsStatus) {
   EXPECT_NE(wa[0].syndrome, 0u);
   EXPECT_EQ(wa[1].wr_id, 8u);
   EXPECT_EQ(wa[1].status, KBV_ERR_WR_FLUSHED);
+  // The responder's QP reports the access violation as an async event.
+  kbv_event_t ev = wait_type(qp_events, KBV_EVENT_QP_ACCESS_ERROR);
+  EXPECT_EQ(ev.type, static_cast<uint32_t>(KBV_EVENT_QP_ACCESS_ERROR));
+  EXPECT_EQ(ev.object, b.qp);
+  EXPECT_EQ(ev.info, b.qpn);
+  // Both QPs are in error now; posting still works and flushes.
+  kbv_qp_attr_t q{};
+  ASSERT_EQ(kbv_qp_query(a.qp, &q, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(q.qp_state, static_cast<uint32_t>(KBV_QPS_ERR));
+}
+
+TEST_F(VerbsData, ReceiveTooSmallIsAQpFatalEvent) {
+  qp_events = make_eq();
+  open_pair(KBV_QPT_RC);
+  ASSERT_FALSE(HasFailure());
+  kbv_sge_t r = b.sge(0, 16);
+  kbv_recv_wr_t rw{1, &r, 1, 0};
+  ASSERT_EQ(kbv_post_recv(b.qp, &rw, 1, nullptr), KBV_SUCCESS);
+  kbv_sge_t s = a.sge(0, 100);
+  kbv_send_wr_t w = swr(2, KBV_WR_SEND, &s, 1);
+  ASSERT_EQ(kbv_post_send(a.qp, &w, 1, nullptr), KBV_SUCCESS);
+  auto wb = poll_n(b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].status, KBV_ERR_LOCAL_LENGTH) << kbv_status_name((kbv_status_t)wb[0].status);
+  kbv_event_t ev = wait_type(qp_events, KBV_EVENT_QP_FATAL);
+  EXPECT_EQ(ev.type, static_cast<uint32_t>(KBV_EVENT_QP_FATAL));
+  EXPECT_EQ(ev.object, b.qp);
+  auto wa = poll_n(a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].status, KBV_ERR_REMOTE_INVALID_REQUEST)
+      << kbv_status_name((kbv_status_t)wa[0].status);
+}
+
+TEST_F(VerbsData, DeviceFatalDuringTraffic) {
+  hca::HcaConfig cfg;
+  cfg.health.interval_ns = 10'000'000;
+  verbs::set_hca_config(cfg);
+  sim::ModelConfig mc;
+  mc.device.health_period = 1ms;
+  kbv_eq_t events = make_eq();
+  auto m = sim::Model::create(unique_name("dft"), mc);
+  ASSERT_TRUE(m.has_value());
+  auto owned = std::make_unique<SimDev>();
+  owned->model = std::move(*m);
+  owned->uri = "sim:" + owned->model->name();
+  kbv_device_open_attr_t oa{};
+  oa.event_eq = events;
+  ASSERT_EQ(kbv_device_open(owned->uri.c_str(), &oa, KBV_EQ_NONE, 0, &owned->dev), KBV_SUCCESS);
+  wait_port_active(*owned);
+  devs_.push_back(std::move(owned));
+  SimDev& da = *devs_.back();
+  SimDev& db = open_dev();
+  setup_side(a, da, KBV_QPT_RC);
+  setup_side(b, db, KBV_QPT_RC);
+  make_qps(KBV_QPT_RC);
+  ASSERT_FALSE(HasFailure());
+  // RDMA writes stream from a; the device dies in the middle.
+  kbv_sge_t s = a.sge(0, 4096);
+  kbv_send_wr_t w = swr(0, KBV_WR_RDMA_WRITE, &s, 1);
+  w.remote_addr = b.addr(0);
+  w.rkey = b.rkey;
+  bool fatal = false;
+  uint64_t posted = 0, completed = 0, refused = 0;
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  while (!fatal && std::chrono::steady_clock::now() < end) {
+    w.wr_id = posted;
+    kbv_status_t st = kbv_post_send(a.qp, &w, 1, nullptr);
+    if (st == KBV_SUCCESS) {
+      ++posted;
+    } else {
+      EXPECT_TRUE(st == KBV_ERR_QUEUE_FULL || st == KBV_ERR_DEVICE_FATAL) << kbv_status_name(st);
+      ++refused;
+    }
+    kbv_wc_t wc[16];
+    int k = kbv_poll_cq(a.cq, wc, 16);
+    ASSERT_GE(k, 0);
+    completed += static_cast<uint64_t>(k);
+    if (posted == 50) da.model->device().inject_health_fatal(0x1, 0x42);
+    kbv_event_t ev;
+    if (kbv_eq_poll(events, &ev, 1) == 1 && ev.type == KBV_EVENT_DEVICE_FATAL) {
+      fatal = true;
+      EXPECT_EQ(ev.status, KBV_ERR_DEVICE_FATAL);
+      EXPECT_EQ(ev.object, da.dev);
+    }
+  }
+  ASSERT_TRUE(fatal);
+  EXPECT_GE(posted, 50u);
+  EXPECT_GT(completed, 0u);
+  EXPECT_EQ(kbv_post_send(a.qp, &w, 1, nullptr), KBV_ERR_DEVICE_FATAL);
+  kbv_recv_wr_t rw{};
+  EXPECT_EQ(kbv_post_recv(a.qp, &rw, 1, nullptr), KBV_ERR_DEVICE_FATAL);
+  kbv_wc_t wc[4];
+  EXPECT_GE(kbv_poll_cq(a.cq, wc, 4), 0);  // polling never crashes
+  // Every close still completes (TearDown closes the rest and the devices).
 }
 
 TEST_F(VerbsData, CqOverrunIsACqErrorEvent) {
