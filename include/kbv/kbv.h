@@ -584,6 +584,9 @@ typedef struct kbv_recv_wr {
  * for the QP type), KBV_ERR_TOO_MANY_SGE, KBV_ERR_INLINE_TOO_LARGE,
  * KBV_ERR_QUEUE_FULL, KBV_ERR_DEVICE_FATAL / KBV_ERR_DEVICE_REMOVED (the
  * device failed). */
+/* kbv_post_recv on a QP created with an SRQ: KBV_ERR_INVALID_ARGUMENT (its
+ * receives come from the SRQ). Posting before the create event:
+ * KBV_ERR_INVALID_STATE. */
 kbv_status_t kbv_post_send(kbv_qp_t qp, const kbv_send_wr_t* wrs, uint32_t n, uint32_t* bad_index);
 kbv_status_t kbv_post_recv(kbv_qp_t qp, const kbv_recv_wr_t* wrs, uint32_t n, uint32_t* bad_index);
 kbv_status_t kbv_post_srq_recv(kbv_srq_t srq, const kbv_recv_wr_t* wrs, uint32_t n,
@@ -630,8 +633,11 @@ _Static_assert(sizeof(kbv_send_wr_t) == 80, "kbv_send_wr_t is ABI");
 #endif
 
 /* Fill up to n completions; returns how many (0..n) or a negative status
- * (KBV_ERR_INVALID_HANDLE, KBV_ERR_INVALID_ARGUMENT: wcs NULL with n > 0).
- * Error completions are returned like others (status < 0). */
+ * (KBV_ERR_INVALID_HANDLE, KBV_ERR_INVALID_ARGUMENT: wcs NULL with n > 0,
+ * KBV_ERR_BUSY while a kbv_cq_resize is in flight, KBV_ERR_INVALID_STATE
+ * before the create event). Error completions are returned like others
+ * (status < 0; a QP in error flushes its outstanding work requests with
+ * KBV_ERR_WR_FLUSHED). Completions stay readable after a device failure. */
 int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n);
 
 #ifdef __cplusplus
