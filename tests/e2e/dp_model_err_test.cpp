@@ -245,6 +245,43 @@ TEST_F(DpModel, RcBadLkeyIsALocalProtectionErrorAndFlushes) {
   EXPECT_TRUE(drain_cq(*b.cq, std::chrono::milliseconds(10)).empty());
 }
 
+TEST_F(DpModel, RcBadReceiveLkeyIsARemoteOperationalErrorAtTheRequester) {
+  // The responder cannot write the receive buffer (its lkey is wrong): its
+  // WQE completes with LOCAL_PROT, it NAKs remote operational error and goes
+  // to ERR; the requester's WQE completes with REMOTE_OP.
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  hca::Sge bad = b.buf->sge(0, 4096);
+  bad.lkey ^= 0x700;  // another index (not 0x100, which would end the list)
+  ASSERT_TRUE(post_recv(*qb, 1, bad).is_ok());
+  ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 100)).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_REMOTE_OP_ERR);
+  auto wb = poll_cq(*b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].syndrome, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+  EXPECT_EQ(query(*qb).state, prm::qp_state::kErr);
+}
+
+TEST_F(DpModel, RcReadIntoABadLocalBufferIsALocalProtectionError) {
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  auto r = wr(1, WrOpcode::kRdmaRead);
+  r.remote_addr = b.buf->addr(0);
+  r.rkey = b.buf->rkey();
+  hca::Sge s = a.buf->sge(0, 2048);
+  s.lkey ^= 0x700;
+  ASSERT_TRUE(post_send(*qa, r, s).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+  EXPECT_EQ(query(*qa).state, prm::qp_state::kErr);
+  EXPECT_EQ(query(*qb).state, prm::qp_state::kRts) << "the responder did nothing wrong";
+}
+
 TEST_F(DpModel, RcSendLongerThanTheReceiveIsALengthErrorOnBothSides) {
   open();
   pair(prm::qpc_st::kRc);
