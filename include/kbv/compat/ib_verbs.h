@@ -490,8 +490,9 @@ enum IB_WC_FLAGS {
   IB_WC_FLAG_VENDOR_MASK = (int)0xFFFF0000
 };
 
-/* One work completion. VendorError: the kbv_status_t of an error completion
- * (its CQE syndrome mapped, kbv/status.h), 0 on success. ImmediateData in
+/* One work completion. hQp: the QP it belongs to (NULL for a QP destroyed
+ * since). VendorError: for an error completion, the CQE's syndrome << 8 |
+ * vendor_err_synd (mlx5dv.h mlx5_err_cqe), 0 on success. ImmediateData in
  * network byte order. Ud.RemoteLid is 0 on RoCE. */
 typedef struct KBV_NT_ALIGN8 _IB_WC {
   IB_QP_HANDLE64 hQp;
@@ -839,7 +840,39 @@ typedef struct _IB_MW {
   UINT32 RKey;
 } IB_MW;
 
-/* ---- the function table -------------------------------------------------- */
+/* ---- the function table --------------------------------------------------
+ * Seed 000 gives each verb's parameters and return values; what kbv adds:
+ *  - OpenCa completes inline (STATUS_SUCCESS, Information = the IB_CA).
+ *  - CloseCa / Destroy* / DeregMr never fail on a live object: pending
+ *    notification requests complete with STATUS_CANCELLED first; the close
+ *    completes when the object's references are gone (a CA's PDs and CQs; a
+ *    CQ's QPs; a PD's QPs and MRs) — inline (STATUS_SUCCESS) when nothing
+ *    references it. A synchronous close of a referenced object returns
+ *    STATUS_PENDING and finishes, with nothing written, when they go.
+ *  - QueryCa / QueryPort: AttrSize < 4: STATUS_BUFFER_TOO_SMALL; smaller
+ *    than the attributes with their port records and GID/P_Key tables:
+ *    STATUS_BUFFER_OVERFLOW, the truncated attributes, Size = the bytes
+ *    needed; Information = the bytes written.
+ *  - GetCaFatalEvent / GetCaPortEvent / GetCqAsyncEvent / GetQpAsyncEvent:
+ *    several may wait; one completes per event (Information = the
+ *    IB_ASYNC_EVENT); an event no request waited for is kept (up to 16) and
+ *    the next request completes inline with it. GetCqCompEvent: one at a
+ *    time, a new one completes the previous with STATUS_CANCELLED. The
+ *    object callbacks (PFN_IB_*_EVENT) run before the request completes.
+ *  - After a device fatal: the first fatal request completes with
+ *    STATUS_SUCCESS, every other notification request with
+ *    STATUS_FILE_FORCED_CLOSED, and calls return STATUS_FILE_FORCED_CLOSED
+ *    (GetCaFatalEvent: STATUS_SUCCESS inline); closes still work.
+ *  - RearmNCq: STATUS_INVALID_PARAMETER unless 1 <= NumCqes <= the CQ's
+ *    size; then STATUS_NOT_SUPPORTED (mlx5 CQs have no N-notify).
+ *  - PollCq: STATUS_NO_MORE_ENTRIES and *pNumWc = 0 on an empty CQ.
+ *  - PostSend / PostRecv: the requests before the failed one are posted;
+ *    *ppFailed names it (STATUS_IB_INSUFFICIENT_WR, _SGE, _INVALID_WR_TYPE,
+ *    STATUS_IB_INVALID_STATE ...); no list: STATUS_INVALID_PARAMETER.
+ *  - CreateAh / ModifyAh: the RFC's STATUS_INVALID_PARAMETER_1 (port) and
+ *    _2 (source GID); a PD that is not live: STATUS_INVALID_HANDLE.
+ *  - Port numbers out of range: STATUS_IB_INVALID_PORT.
+ */
 
 typedef NTSTATUS (*POPEN_CA)(VOID* const IfcContext, VOID* const Context,
                              PFN_IB_CA_ASYNC_EVENT CaAsyncEvent, CI_UDATA* const pUserData,
@@ -999,8 +1032,9 @@ typedef struct _IB_VERBS_INTERFACE_STANDARD {
  * device named by uri ("sim:<name>", "vfio:<bdf>"; kbv_device_open rules)
  * and fill *pInterface (the table, the HCA information, Context). The
  * interface holds one reference (InterfaceReference adds one,
- * InterfaceDereference drops one; the last one closes the device, after
- * every CA opened through it was closed). Synchronous.
+ * InterfaceDereference drops one). The device closes when the last
+ * reference and the last CA opened through it are gone — before that call
+ * returns, unless it is made from a completion routine. Synchronous.
  * Errors: STATUS_INVALID_PARAMETER_1 (uri NULL), _2 (pInterface NULL),
  * _3 (Size smaller than sizeof(IB_VERBS_INTERFACE_STANDARD)), _4 (Version
  * not IB_VERBS_INTERFACE_VERSION), the device open's status
