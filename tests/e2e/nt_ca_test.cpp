@@ -228,12 +228,19 @@ TEST_F(NtCa, PortRequestsOnePerEventTheRestCancelledAtClose) {
     EXPECT_EQ(seen.events[0], std::make_pair(UCHAR{1}, IbAePortDown));
     EXPECT_EQ(seen.events[1], std::make_pair(UCHAR{1}, IbAePortActive));
   }
-  // Close: the waiting request completes with STATUS_CANCELLED before
-  // CloseCa returns.
+  // Close: the waiting requests (port and fatal) complete with
+  // STATUS_CANCELLED before CloseCa returns.
+  Req f1, f2;
+  ASSERT_EQ(ifc_->GetCaFatalEvent(ca, f1.p()), STATUS_PENDING);
+  ASSERT_EQ(ifc_->GetCaFatalEvent(ca, f2.p()), STATUS_PENDING);
   Req c;
   ASSERT_EQ(ifc_->CloseCa(ca, nullptr, c.p()), STATUS_SUCCESS);
   EXPECT_EQ(p3.count(), 1);
   EXPECT_EQ(p3.status(), STATUS_CANCELLED);
+  EXPECT_EQ(f1.count(), 1);
+  EXPECT_EQ(f1.status(), STATUS_CANCELLED);
+  EXPECT_EQ(f2.count(), 1);
+  EXPECT_EQ(f2.status(), STATUS_CANCELLED);
 }
 
 TEST_F(NtCa, PortRequestCanBeCancelled) {

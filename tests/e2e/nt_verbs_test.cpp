@@ -107,6 +107,69 @@ TEST_F(NtVerbs, PollEmptyCqAndRearmNRules) {
   destroy_cq(cq);
 }
 
+TEST_F(NtVerbs, ResizeCqPendsAndUpdatesTheCq) {
+  IB_CQ* cq = make_cq(16);
+  ASSERT_NE(cq, nullptr);
+  Req r;
+  ASSERT_EQ(ifc_->ResizeCq(cq, 200, nullptr, r.p()), STATUS_PENDING);
+  ASSERT_TRUE(r.wait());
+  ASSERT_EQ(r.status(), STATUS_SUCCESS);
+  EXPECT_GE(cq->NumCqes, 200u);
+  EXPECT_EQ(r.r.IoStatus.Information, cq->NumCqes);
+  // RearmNCq's bound follows the new size.
+  EXPECT_EQ(ifc_->RearmNCq(cq, 200), STATUS_NOT_SUPPORTED);
+  IB_REQUEST s = sync_req();
+  EXPECT_EQ(ifc_->ResizeCq(cq, 0, nullptr, &s), STATUS_INVALID_PARAMETER_2);
+  EXPECT_EQ(ifc_->ResizeCq(cq, 8, nullptr, nullptr), STATUS_INVALID_PARAMETER_4);
+  EXPECT_EQ(ifc_->ResizeCq(cq, 1u << 30, nullptr, &s),
+            kbv_status_to_ntstatus(KBV_ERR_LIMIT_EXCEEDED));
+  destroy_cq(cq);
+}
+
+TEST_F(NtVerbs, ModifyQpFollowsTheStateMachine) {
+  IB_CQ* cq = make_cq(16);
+  IB_QP_CREATE c{};
+  c.Type = IbQpTypeReliableConn;
+  c.SqDepth = c.RqDepth = 8;
+  c.SqSge = c.RqSge = 1;
+  c.pSendCq = c.pRecvCq = cq;
+  IB_REQUEST s = sync_req();
+  ASSERT_EQ(ifc_->CreateQp(pd_, &c, nullptr, nullptr, nullptr, &s), STATUS_SUCCESS);
+  IB_QP* qp = reinterpret_cast<IB_QP*>(s.IoStatus.Information);
+  IB_QP_MODIFY m{};
+  m.ReqState = IbQpsRts;  // RESET -> RTS: not a transition IBTA allows
+  m.state.rts.SqPsn = 1;
+  EXPECT_EQ(ifc_->ModifyQp(qp, &m, nullptr, &s), STATUS_IB_INVALID_STATE);
+  m = IB_QP_MODIFY{};
+  m.ReqState = IbQpsInit;
+  m.state.Init.PrimaryPort = 7;
+  EXPECT_EQ(ifc_->ModifyQp(qp, &m, nullptr, &s), STATUS_IB_INVALID_PORT);
+  m.state.Init.PrimaryPort = 1;
+  m.state.Init.AccessMask = IB_AC_MW_BIND;  // kbv has no memory windows
+  EXPECT_EQ(ifc_->ModifyQp(qp, &m, nullptr, &s), STATUS_INVALID_PARAMETER_2);
+  m.state.Init.AccessMask = IB_AC_RDMA_READ;
+  Req r;
+  ASSERT_EQ(ifc_->ModifyQp(qp, &m, nullptr, r.p()), STATUS_PENDING);
+  ASSERT_TRUE(r.wait());
+  EXPECT_EQ(r.status(), STATUS_SUCCESS);
+  IB_QP_ATTR a{};
+  ASSERT_EQ(ifc_->QueryQp(qp, &a, nullptr, &s), STATUS_SUCCESS);
+  EXPECT_EQ(a.State, IbQpsInit);
+  EXPECT_EQ(a.AccessMask, static_cast<ULONG>(IB_AC_RDMA_READ));
+  EXPECT_EQ(a.primary_port, 1u);
+  m = IB_QP_MODIFY{};
+  m.ReqState = IbQpsSqdDrained;  // a state the QP enters, not a target
+  EXPECT_EQ(ifc_->ModifyQp(qp, &m, nullptr, &s), STATUS_INVALID_PARAMETER_2);
+  m.ReqState = IbQpsError;
+  ASSERT_EQ(ifc_->ModifyQp(qp, &m, nullptr, &s), STATUS_SUCCESS);
+  ASSERT_EQ(ifc_->QueryQp(qp, &a, nullptr, &s), STATUS_SUCCESS);
+  EXPECT_EQ(a.State, IbQpsError);
+  EXPECT_EQ(ifc_->ModifyQp(qp, nullptr, nullptr, &s), STATUS_INVALID_PARAMETER_2);
+  EXPECT_EQ(ifc_->QueryQp(qp, nullptr, nullptr, &s), STATUS_INVALID_PARAMETER_2);
+  ASSERT_EQ(ifc_->DestroyQp(qp, nullptr, &s), STATUS_SUCCESS);
+  destroy_cq(cq);
+}
+
 TEST_F(NtVerbs, OneCompletionRequestAtATime) {
   IB_CQ* cq = make_cq(16);
   Req a, b;
