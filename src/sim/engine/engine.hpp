@@ -35,6 +35,12 @@
 // state QUERY_QP reports) and every outstanding and later posted WQE
 // completes with WR_FLUSH_ERR (0x05), send and receive side.
 //
+// Limits and what is not modelled: at most Transport::kWindow (128) RC PSNs
+// in flight per QP; a 16-entry atomic replay cache per responder (enough
+// for log_rra_max <= 4, the cap's log_max_ra_req_qp); log_rra_max is not
+// enforced on the responder; READ responses go out as one burst; SQD does
+// not raise SQ_DRAINED; the UD path MTU is the port's (4096).
+//
 // Atomics: the 8-byte operand in memory and the result written to the local
 // SGE are in host byte order (what mlx5_core selects with
 // atomic_req_8B_endianness_mode = host endianness, and what rxe does); on

@@ -84,6 +84,7 @@ void Transport::on_request(fw::Qp& q, const wire::RxPacket& p) {
     rc_request(q, d, p);
   else
     uc_request(q, d, p);
+  q.counters.rmsn = d.msn;  // QUERY_QP qpc.rmsn
 }
 
 Transport::Take Transport::take_recv(fw::Qp& q, QpDp& d) {
