@@ -75,9 +75,13 @@ class Owned {
   uint64_t release() { return std::exchange(h_, KBV_HANDLE_NONE); }
   // Closes now (sync) or as a request on a.eq. KBV_SUCCESS when nothing is
   // owned.
+  // A refused close (a full or invalid queue, a user_data in flight) keeps
+  // the handle owned (the destructor closes it synchronously).
   Status close(Async a = {}) {
     if (h_ == KBV_HANDLE_NONE) return Status{};
-    return Close(std::exchange(h_, KBV_HANDLE_NONE), a.eq, a.user_data);
+    Status s = Close(h_, a.eq, a.user_data);
+    if (!s.is_error()) h_ = KBV_HANDLE_NONE;
+    return s;
   }
   // Cancels every request in flight about this object (any queue).
   Status cancel_requests(uint32_t* cancelled = nullptr) const {

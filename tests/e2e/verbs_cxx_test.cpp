@@ -94,7 +94,11 @@ TEST_F(VerbsE2e, CxxAsyncCreationAndRelease) {
   const uint64_t raw = pd->release();
   EXPECT_FALSE(*pd);
   EXPECT_EQ(kbv_pd_dealloc(raw, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  // A refused asynchronous close keeps the object owned.
+  EXPECT_EQ(dev->close({0xbad00001, 3}), KBV_ERR_INVALID_HANDLE);
+  EXPECT_TRUE(*dev);
   EXPECT_TRUE(dev->close({eq->handle(), 3}).is_pending());
+  EXPECT_FALSE(*dev);
   ASSERT_TRUE(wait());
   EXPECT_EQ(ev.user_data, 3u);
   EXPECT_EQ(ev.status, KBV_SUCCESS);
