@@ -381,10 +381,15 @@ void Transport::on_response(fw::Qp& q, const wire::RxPacket& p) {
              d.tx_psn);
   if (opn == Operation::kAcknowledge && p.headers.aeth) {
     const uint8_t syn = p.headers.aeth->syndrome;
+    // A NAK for a PSN already acknowledged is stale (a duplicate on the
+    // wire): acting on it would resend acknowledged packets and count an
+    // RNR retry that did not happen.
+    if (wire::aeth_type(syn) != wire::AethType::kAck && wire::psn_lt(psn, d.una)) return;
     switch (wire::aeth_type(syn)) {
       case wire::AethType::kAck: ack_through(q, d, psn); break;
       case wire::AethType::kRnrNak: {
         c_.rnr_naks_received.fetch_add(1, std::memory_order_relaxed);
+        if (d.rnr_until != Clock::time_point::max() && psn == d.una) break;  // a duplicate
         ack_through(q, d, wire::psn_add(psn, -1));
         if (q.rnr_retry != 7 && q.counters.cur_rnr_retry >= q.rnr_retry) {
           fail_op(q, d, psn, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
