@@ -213,6 +213,20 @@ TEST_F(VerbsE2e, QpStateMachineTowardAPeerAndQuery) {
   EXPECT_EQ(kbv_post_recv(qa, rws, 3, &bad), KBV_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(bad, 2u);
 
+  // A batch larger than the send queue: the requests that fit are posted,
+  // *bad_index names the first that did not (unsignalled zero-length
+  // writes, so nothing completes into the CQ).
+  std::vector<kbv_send_wr_t> many(500);
+  for (size_t i = 0; i < many.size(); ++i) {
+    many[i] = {};
+    many[i].wr_id = i;
+    many[i].opcode = KBV_WR_RDMA_WRITE;
+  }
+  bad = 0;
+  EXPECT_EQ(kbv_post_send(qa, many.data(), 500, &bad), KBV_ERR_QUEUE_FULL);
+  EXPECT_GE(bad, 32u);  // at least max_send_wr fit
+  EXPECT_LT(bad, 500u);
+
   // To ERR and back to RESET, then INIT again.
   x = {};
   x.qp_state = KBV_QPS_ERR;
