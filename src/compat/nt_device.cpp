@@ -348,7 +348,7 @@ void NtDevice::loop() {
     // stop; the timeout bounds the wait should an event need polling to be
     // driven.
     pollfd fds[2] = {{eq_fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    (void)::poll(fds, 2, 2);
+    (void)::poll(fds, 2, 10);
   }
   // Stopped: no interface and no CA uses the device any more.
   stop_and_close();
