@@ -215,6 +215,7 @@ void query_ports(std::shared_ptr<NtDevice> d, std::shared_ptr<std::vector<kbv_po
           done(ev.status);
           return;
         }
+        d->note_port((*out)[next - (last + 1 - out->size())]);
         query_ports(std::move(d), out, next + 1, last, std::move(done));
       });
 }

@@ -87,6 +87,10 @@ NTSTATUS NtDevice::open(const char* uri, std::shared_ptr<NtDevice>* out) {
     return nt;
   }
   d->port_caps_.resize(d->attr_.phys_port_cnt);
+  for (uint32_t p = 1; p <= d->attr_.phys_port_cnt; ++p) {
+    kbv_port_attr_t pa{};
+    if (kbv_port_query(d->dev_, p, &pa, KBV_EQ_NONE, 0) == KBV_SUCCESS) d->note_port(pa);
+  }
   try {
     // The thread holds the device until it stopped and closed it.
     d->thread_ = std::thread([self = d] { self->loop(); });
@@ -284,6 +288,25 @@ kbv_event_t NtDevice::run(const Call& call) {
   return w->ev;
 }
 
+void NtDevice::note_port(const kbv_port_attr_t& pa) {
+  std::lock_guard lk(mu_);
+  std::erase_if(gids_, [&pa](const GidMac& g) { return g.port == pa.port_num; });
+  for (uint32_t i = 0; i < pa.gid_count && i < KBV_GID_TABLE_MAX; ++i) {
+    if (pa.gids[i].type == 0) continue;
+    GidMac g{pa.port_num, {}, pa.gids[i].mac};
+    std::memcpy(g.gid, pa.gids[i].gid, 16);
+    gids_.push_back(g);
+  }
+}
+
+uint64_t NtDevice::mac_of(const uint8_t* gid) {
+  std::lock_guard lk(mu_);
+  for (const auto& g : gids_) {
+    if (std::memcmp(g.gid, gid, 16) == 0) return g.mac;
+  }
+  return 0;
+}
+
 void NtDevice::route(uint64_t handle, const std::shared_ptr<NtObject>& obj) {
   std::lock_guard lk(mu_);
   routes_[handle] = obj;
@@ -393,6 +416,16 @@ void NtDevice::dispatch(const kbv_event_t& ev) {
       return;
     }
     case KBV_EVENT_PORT_STATE: {
+      // Refresh the port's GID table (addresses may change with the link).
+      auto pa = std::make_shared<kbv_port_attr_t>();
+      const uint32_t port = KBV_PORT_EVENT_PORT(ev.info);
+      (void)submit(
+          [this, pa, port](kbv_eq_t eq, uint64_t ud) {
+            return kbv_port_query(dev_, port, pa.get(), eq, ud);
+          },
+          [this, pa](const kbv_event_t& e) {
+            if (e.status == KBV_SUCCESS) note_port(*pa);
+          });
       std::vector<std::shared_ptr<NtObject>> cas;
       {
         std::lock_guard lk(mu_);
@@ -466,6 +499,7 @@ NTSTATUS resolve_av(NtDevice& dev, const IB_AH_ATTR& av, kbv_ah_attr_t* out, NTS
     return kbv_port_query(dev.handle(), av.PortNumber, &pa, eq, ud);
   });
   if (ev.status != KBV_SUCCESS) return nt_of(ev.status);
+  dev.note_port(pa);
   int sgid = -1;
   for (uint32_t i = 0; i < pa.gid_count; ++i) {
     const auto& g = pa.gids[i];
@@ -490,19 +524,7 @@ NTSTATUS resolve_av(NtDevice& dev, const IB_AH_ATTR& av, kbv_ah_attr_t* out, NTS
   // A GID of a port in this process (the model's loopback, or a second local
   // HCA) carries its MAC in that port's GID table; else the host's ARP table.
   for (auto& d : NtDevice::all()) {
-    for (uint32_t p = 1; p <= d->num_ports() && out->dmac == 0; ++p) {
-      kbv_port_attr_t other{};
-      kbv_event_t e = d->run([&d, p, &other](kbv_eq_t eq, uint64_t ud) {
-        return kbv_port_query(d->handle(), p, &other, eq, ud);
-      });
-      if (e.status != KBV_SUCCESS) continue;
-      for (uint32_t i = 0; i < other.gid_count; ++i) {
-        if (other.gids[i].type != 0 && std::memcmp(other.gids[i].gid, out->dgid, 16) == 0) {
-          out->dmac = other.gids[i].mac;
-          break;
-        }
-      }
-    }
+    out->dmac = d->mac_of(out->dgid);
     if (out->dmac != 0) break;
   }
   if (out->dmac == 0) out->dmac = arp_lookup(out->dgid);

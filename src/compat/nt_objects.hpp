@@ -130,6 +130,12 @@ class NtDevice : public NtObject, public std::enable_shared_from_this<NtDevice> 
 
   // Every open device (AV MAC resolution from their GID tables).
   static std::vector<std::shared_ptr<NtDevice>> all();
+  // The GID table of a port as last queried (every port query notes it; a
+  // port event refreshes it), and the MAC of one of its GIDs (0: unknown).
+  // Cached so that resolving an address never waits on another device's
+  // dispatch thread.
+  void note_port(const kbv_port_attr_t& pa);
+  uint64_t mac_of(const uint8_t* gid);
 
  private:
   void loop();
@@ -160,6 +166,12 @@ class NtDevice : public NtObject, public std::enable_shared_from_this<NtDevice> 
     std::unordered_map<const void*, ULONG> by_ca;
   };
   std::vector<PortCaps> port_caps_;
+  struct GidMac {
+    uint32_t port;
+    uint8_t gid[16];
+    uint64_t mac;
+  };
+  std::vector<GidMac> gids_;
 };
 
 // ---- CA, PD, CQ, QP, MR, AH ------------------------------------------------------

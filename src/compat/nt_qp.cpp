@@ -80,6 +80,7 @@ NTSTATUS port_mtu(NtDevice& d, uint8_t port, uint32_t* mtu) {
     return kbv_port_query(d.handle(), port, &pa, eq, ud);
   });
   if (ev.status != KBV_SUCCESS) return nt_of(ev.status);
+  d.note_port(pa);
   *mtu = pa.active_mtu;
   return STATUS_SUCCESS;
 }
