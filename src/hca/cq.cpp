@@ -160,7 +160,9 @@ Status Cq::resize(uint32_t cqe, cmd::DoneStatus done) {
     if (st.is_ok()) {
       mem_.swap_ring(resize_mem_);  // the doorbell record stays (dbr_addr unchanged)
       log_size_ = new_log;
-      ci_ = 0;
+      // ci_ continues: the device keeps its producer counter across a
+      // resize (the kernel's mlx5_ib resize keeps cons_index), so CQE n
+      // lands at n & (ncqe - 1) of the new ring.
     }
     resize_mem_.reset();
     done(st);

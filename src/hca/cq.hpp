@@ -25,7 +25,8 @@
 // arm word << 32 | cqn. The data path advances ci (set_ci) and counts
 // completion events (on_event: arm_sn++), as the kernel does per event.
 //
-// Resize keeps the CQN; the new ring starts fresh (the data path, which
+// Resize keeps the CQN and the consumer index (the device's producer
+// counter continues too); the new ring starts fresh (the data path, which
 // alone knows unpolled CQEs, must drain the CQ before resizing — kbv has no
 // CQE copy yet).
 //

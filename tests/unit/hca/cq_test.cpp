@@ -36,10 +36,12 @@ TEST_F(CqTest, CreateArmResizeDestroy) {
   c.arm(true);
   EXPECT_EQ(dev.reg32(db), word | 1u << 24);
 
-  // Resize: a new ring, the doorbell record kept.
+  // Resize: a new ring, the doorbell record and the consumer index kept.
   const uint64_t dbr = c.mem().dbrec_iova();
+  c.set_ci(5);
   ASSERT_TRUE(run_status([&](auto cb) { return c.resize(300, cb); }).is_ok());
   EXPECT_EQ(c.ncqe(), 512u);
+  EXPECT_EQ(c.ci(), 5u);
   EXPECT_EQ(c.mem().dbrec_iova(), dbr);
   EXPECT_EQ(c.mem().size(), 512u * 64);
   EXPECT_EQ(dev.live_dma(), baseline + 2);
