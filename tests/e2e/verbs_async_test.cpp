@@ -312,6 +312,14 @@ TEST_F(VerbsE2e, ProgressThreadAndEventQueueFd) {
   pollfd p{fd, POLLIN, 0};
   EXPECT_EQ(::poll(&p, 1, 0), 0);  // drained: not readable
   EXPECT_EQ(kbv_device_start_progress_thread(dev), KBV_ERR_ALREADY_EXISTS);
+  // The device's own interrupt fd (async EQ MSI-X), when the platform has one.
+  int dfd = -1;
+  kbv_status_t st = kbv_device_get_fd(dev, &dfd);
+  EXPECT_TRUE(st == KBV_SUCCESS || st == KBV_ERR_NOT_SUPPORTED) << kbv_status_name(st);
+  if (st == KBV_SUCCESS) {
+    EXPECT_GE(dfd, 0);
+  }
+  EXPECT_EQ(kbv_device_get_fd(dev, nullptr), KBV_ERR_INVALID_ARGUMENT);
   kbv_pd_t pd = 0;
   ASSERT_EQ(kbv_pd_alloc(dev, eq, 2, &pd), KBV_PENDING);
   ASSERT_TRUE(wait_fd());

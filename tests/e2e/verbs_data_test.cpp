@@ -265,6 +265,27 @@ TEST_F(VerbsData, CompletionNotificationAfterArming) {
   ASSERT_EQ(poll_n(a.cq, 2).size(), 2u);
 }
 
+TEST_F(VerbsData, CqResizeKeepsItsQueuePairs) {
+  open_pair(KBV_QPT_RC);
+  ASSERT_FALSE(HasFailure());
+  kbv_sge_t s = a.sge(0, 256);
+  kbv_send_wr_t w = swr(1, KBV_WR_RDMA_WRITE, &s, 1);
+  w.remote_addr = b.addr(4096);
+  w.rkey = b.rkey;
+  fill(a.buf.data(), 256, 40);
+  ASSERT_EQ(kbv_post_send(a.qp, &w, 1, nullptr), KBV_SUCCESS);
+  ASSERT_EQ(poll_n(a.cq, 1).size(), 1u);  // drained: now it may be resized
+  ASSERT_EQ(kbv_cq_resize(a.cq, 1000, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  fill(a.buf.data(), 256, 41);
+  w.wr_id = 2;
+  ASSERT_EQ(kbv_post_send(a.qp, &w, 1, nullptr), KBV_SUCCESS);
+  auto wc = poll_n(a.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 2u);
+  EXPECT_EQ(wc[0].status, KBV_SUCCESS);
+  EXPECT_EQ(std::memcmp(b.buf.data() + 4096, a.buf.data(), 256), 0);
+}
+
 TEST_F(VerbsData, UdSendWithAddressHandle) {
   open_pair(KBV_QPT_UD);
   ASSERT_FALSE(HasFailure());

@@ -252,6 +252,45 @@ TEST_F(VerbsE2e, QpStateMachineTowardAPeerAndQuery) {
   EXPECT_EQ(kbv_pd_dealloc(pb, KBV_EQ_NONE, 0), KBV_SUCCESS);
 }
 
+TEST_F(VerbsE2e, FirmwareRefusalCarriesStatusAndSyndrome) {
+  SimDev& a = open_dev();
+  SimDev& b = open_dev();
+  kbv_eq_t eq = make_eq();
+  kbv_pd_t pd = alloc_pd(a);
+  kbv_cq_t cq = make_cq(a);
+  kbv_qp_t qp = make_qp(pd, KBV_QPT_RC, cq, cq);
+  kbv_qp_attr_t x{};
+  x.qp_state = KBV_QPS_INIT;
+  x.port_num = 1;
+  ASSERT_EQ(
+      kbv_qp_modify(qp, &x, KBV_QP_STATE | KBV_QP_PORT | KBV_QP_PKEY_INDEX | KBV_QP_ACCESS_FLAGS,
+                    KBV_EQ_NONE, 0),
+      KBV_SUCCESS);
+  // A path from a GID index that holds no address: firmware says BAD_PARAM.
+  x.qp_state = KBV_QPS_RTR;
+  x.path_mtu = KBV_MTU_1024;
+  x.dest_qp_num = 0x123;
+  std::memcpy(x.ah_attr.dgid, b.port.gids[0].gid, 16);
+  x.ah_attr.dmac = b.port.gids[0].mac;
+  x.ah_attr.sgid_index = 7;
+  const uint32_t m = KBV_QP_STATE | KBV_QP_AV | KBV_QP_PATH_MTU | KBV_QP_DEST_QPN | KBV_QP_RQ_PSN |
+                     KBV_QP_MAX_DEST_RD_ATOMIC | KBV_QP_MIN_RNR_TIMER;
+  ASSERT_EQ(kbv_qp_modify(qp, &x, m, eq, 1), KBV_PENDING);
+  kbv_event_t ev = wait_event(eq);
+  EXPECT_EQ(ev.status, KBV_ERR_FW_BAD_PARAM);
+  EXPECT_EQ(ev.fw_status, 0x3u);  // mlx5_ifc.h MLX5_CMD_STAT_BAD_PARAM_ERR
+  EXPECT_NE(ev.syndrome, 0u);
+  EXPECT_EQ(ev.object, qp);
+  // The QP stayed in INIT; the same call synchronously returns the status.
+  EXPECT_EQ(kbv_qp_modify(qp, &x, m, KBV_EQ_NONE, 0), KBV_ERR_FW_BAD_PARAM);
+  kbv_qp_attr_t q{};
+  ASSERT_EQ(kbv_qp_query(qp, &q, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(q.qp_state, static_cast<uint32_t>(KBV_QPS_INIT));
+  EXPECT_EQ(kbv_qp_destroy(qp, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_cq_destroy(cq, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_pd_dealloc(pd, KBV_EQ_NONE, 0), KBV_SUCCESS);
+}
+
 TEST_F(VerbsE2e, QpCreateArgumentsAreChecked) {
   SimDev& d = open_dev();
   SimDev& other = open_dev();
