@@ -286,6 +286,38 @@ TEST_F(VerbsData, CqResizeKeepsItsQueuePairs) {
   EXPECT_EQ(std::memcmp(b.buf.data() + 4096, a.buf.data(), 256), 0);
 }
 
+TEST_F(VerbsData, UcSendAndWrite) {
+  open_pair(KBV_QPT_UC);
+  ASSERT_FALSE(HasFailure());
+  kbv_sge_t r = b.sge(0, 4096);
+  kbv_recv_wr_t rw{3, &r, 1, 0};
+  ASSERT_EQ(kbv_post_recv(b.qp, &rw, 1, nullptr), KBV_SUCCESS);
+  fill(a.buf.data(), 3000, 50);
+  fill(a.buf.data() + 8192, 2500, 51);
+  kbv_sge_t s[2] = {a.sge(0, 3000), a.sge(8192, 2500)};
+  // The WRITE goes first: the SEND's arrival then means it was placed.
+  kbv_send_wr_t w[2] = {swr(1, KBV_WR_RDMA_WRITE, &s[1], 1), swr(2, KBV_WR_SEND_IMM, &s[0], 1)};
+  w[1].imm = 0x77;
+  w[0].remote_addr = b.addr(65536);
+  w[0].rkey = b.rkey;
+  // READ and atomics are RC only (IBTA 9.7): refused, nothing posted.
+  kbv_send_wr_t rd = swr(9, KBV_WR_RDMA_READ, &s[0], 1);
+  uint32_t bad = 7;
+  EXPECT_EQ(kbv_post_send(a.qp, &rd, 1, &bad), KBV_ERR_INVALID_WR_TYPE);
+  EXPECT_EQ(bad, 0u);
+  ASSERT_EQ(kbv_post_send(a.qp, w, 2, &bad), KBV_SUCCESS);
+  auto wa = poll_n(a.cq, 2);
+  ASSERT_EQ(wa.size(), 2u);
+  EXPECT_EQ(wa[0].status, KBV_SUCCESS);
+  EXPECT_EQ(wa[1].status, KBV_SUCCESS);
+  auto wb = poll_n(b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].byte_len, 3000u);
+  EXPECT_EQ(wb[0].imm, 0x77u);
+  EXPECT_EQ(std::memcmp(b.buf.data(), a.buf.data(), 3000), 0);
+  EXPECT_EQ(std::memcmp(b.buf.data() + 65536, a.buf.data() + 8192, 2500), 0);
+}
+
 TEST_F(VerbsData, UdSendWithAddressHandle) {
   open_pair(KBV_QPT_UD);
   ASSERT_FALSE(HasFailure());
