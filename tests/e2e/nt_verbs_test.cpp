@@ -80,6 +80,32 @@ TEST_F(NtVerbs, CreateCqPendsAndReturnsTheCqInInformation) {
   EXPECT_EQ(ifc_->DestroyCq(cq, nullptr, d.p()), STATUS_INVALID_HANDLE);
 }
 
+TEST_F(NtVerbs, CancelledCreateIsTakenBack) {
+  // Every request is cancellable: a create cancelled while the device works
+  // on it completes with STATUS_CANCELLED, and what the device made anyway
+  // is destroyed (the CA's reference goes back).
+  const LONG refs = ca_->nRef;
+  Req r;
+  ASSERT_EQ(ifc_->CreateCq(ca_, 64, nullptr, nullptr, nullptr, nullptr, r.p()), STATUS_PENDING);
+  const NTSTATUS c = kbv_nt_cancel_request(r.p());
+  RecordProperty("cancel_won", c == STATUS_SUCCESS ? 1 : 0);
+  ASSERT_TRUE(r.wait());
+  if (c == STATUS_SUCCESS) {
+    EXPECT_EQ(r.status(), STATUS_CANCELLED);
+    auto until = std::chrono::steady_clock::now() + 5s;
+    while (ca_->nRef != refs && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(ca_->nRef, refs);
+  } else {
+    // The device was faster: the CQ exists and is the client's.
+    EXPECT_EQ(c, STATUS_NOT_FOUND);
+    ASSERT_EQ(r.status(), STATUS_SUCCESS);
+    destroy_cq(r.object<IB_CQ>());
+  }
+  EXPECT_EQ(r.count(), 1);
+}
+
 TEST_F(NtVerbs, PollEmptyCqAndRearmNRules) {
   IB_CQ* cq = make_cq(16);
   ASSERT_NE(cq, nullptr);
