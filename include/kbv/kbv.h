@@ -515,6 +515,12 @@ kbv_status_t kbv_qp_attach_mcast(kbv_qp_t qp, const uint8_t gid[16], kbv_eq_t eq
 kbv_status_t kbv_qp_detach_mcast(kbv_qp_t qp, const uint8_t gid[16], kbv_eq_t eq,
                                  uint64_t user_data);
 
+/* The firmware command status byte and syndrome (mlx5_ifc.h mbox_out) of the
+ * last synchronous control call this thread made: set when the device
+ * refused it, 0 / 0 otherwise (success, or an error kbv found itself).
+ * Asynchronous calls carry them in their event. Either pointer may be NULL. */
+void kbv_last_fw_error(uint8_t* fw_status, uint32_t* syndrome);
+
 /* ===== cancellation across queues ========================================== */
 
 /* Cancel every in-flight request about object on every event queue.

@@ -134,6 +134,8 @@ using StartFn = std::function<Status(const Ticket&)>;
 // the submission.
 Status submit_control(DeviceImpl& dev, Object* about, kbv_eq_t eq, uint64_t user_data,
                       const StartFn& start);
+// Records a synchronous call's firmware status for kbv_last_fw_error.
+void set_last_fw_error(Status st);
 
 // Create plumbing shared by every kind: takes a reference on each parent,
 // registers impl (*out = its handle), runs submit_control(start). On an

@@ -218,6 +218,17 @@ Status create_object(const std::shared_ptr<Base>& impl,
   return st;
 }
 
+namespace {
+// kbv_last_fw_error: the last synchronous control call of this thread.
+thread_local uint8_t t_fw_status = 0;
+thread_local uint32_t t_syndrome = 0;
+}  // namespace
+
+void set_last_fw_error(Status st) {
+  t_fw_status = st.fw_status();
+  t_syndrome = st.syndrome();
+}
+
 Status submit_control(DeviceImpl& dev, Object* about, kbv_eq_t eq, uint64_t user_data,
                       const StartFn& start) {
   auto run = [&](const std::shared_ptr<EventQueue>& q, uint64_t ud) -> Status {
@@ -240,9 +251,15 @@ Status submit_control(DeviceImpl& dev, Object* about, kbv_eq_t eq, uint64_t user
     if (!q) return KBV_ERR_INVALID_HANDLE;
     return run(q, user_data);
   }
+  set_last_fw_error({});
   auto ev = run_sync(run, [&dev] { return dev.progress_wait(); });
-  if (!ev) return ev.status();
-  return Status{static_cast<kbv_status_t>(ev->status), ev->fw_status, ev->syndrome};
+  if (!ev) {
+    set_last_fw_error(ev.status());
+    return ev.status();
+  }
+  Status st{static_cast<kbv_status_t>(ev->status), ev->fw_status, ev->syndrome};
+  set_last_fw_error(st);
+  return st;
 }
 
 Result<std::weak_ptr<EventQueue>> event_queue_for(kbv_eq_t event_eq, kbv_eq_t eq) {
@@ -305,6 +322,11 @@ hca::HcaConfig hca_config() {
 extern "C" {
 
 uint32_t kbv_api_version(void) { return KBV_API_VERSION; }
+
+void kbv_last_fw_error(uint8_t* fw_status, uint32_t* syndrome) {
+  if (fw_status) *fw_status = kbv::verbs::t_fw_status;
+  if (syndrome) *syndrome = kbv::verbs::t_syndrome;
+}
 
 kbv_status_t kbv_cancel_object(uint64_t object, uint32_t* cancelled) {
   auto o = kbv::verbs::Object::from_handle(object);

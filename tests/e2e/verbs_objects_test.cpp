@@ -283,9 +283,17 @@ TEST_F(VerbsE2e, FirmwareRefusalCarriesStatusAndSyndrome) {
   EXPECT_EQ(ev.object, qp);
   // The QP stayed in INIT; the same call synchronously returns the status.
   EXPECT_EQ(kbv_qp_modify(qp, &x, m, KBV_EQ_NONE, 0), KBV_ERR_FW_BAD_PARAM);
+  uint8_t fw = 0;
+  uint32_t syn = 0;
+  kbv_last_fw_error(&fw, &syn);
+  EXPECT_EQ(fw, 0x3u);
+  EXPECT_EQ(syn, ev.syndrome);
   kbv_qp_attr_t q{};
   ASSERT_EQ(kbv_qp_query(qp, &q, KBV_EQ_NONE, 0), KBV_SUCCESS);
   EXPECT_EQ(q.qp_state, static_cast<uint32_t>(KBV_QPS_INIT));
+  kbv_last_fw_error(&fw, &syn);  // the query succeeded: cleared
+  EXPECT_EQ(fw, 0u);
+  EXPECT_EQ(syn, 0u);
   EXPECT_EQ(kbv_qp_destroy(qp, KBV_EQ_NONE, 0), KBV_SUCCESS);
   EXPECT_EQ(kbv_cq_destroy(cq, KBV_EQ_NONE, 0), KBV_SUCCESS);
   EXPECT_EQ(kbv_pd_dealloc(pd, KBV_EQ_NONE, 0), KBV_SUCCESS);
