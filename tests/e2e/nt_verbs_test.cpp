@@ -543,5 +543,89 @@ TEST_F(NtRc, CompletionCallbackAndInlineSuccessAfterAnEvent) {
   ASSERT_EQ(b_.ifc->DestroyCq(cq, nullptr, &s), STATUS_SUCCESS);
 }
 
+// ---- two model HCAs, UD ------------------------------------------------------------
+
+TEST(NtUd, DatagramThroughAnAddressHandle) {
+  NtHca ha, hb;
+  ASSERT_NO_FATAL_FAILURE(ha.open("ua"));
+  ASSERT_NO_FATAL_FAILURE(hb.open("ub"));
+  Endpoint a, b;
+  ASSERT_NO_FATAL_FAILURE(a.create(ha));
+  ASSERT_NO_FATAL_FAILURE(b.create(hb));
+  IB_REQUEST s = sync_req();
+  // Replace the RC QPs by UD QPs.
+  IB_QP_CREATE c{};
+  c.Type = IbQpTypeUnreliableDgrm;
+  c.SqDepth = c.RqDepth = 8;
+  c.SqSge = c.RqSge = 1;
+  c.SqSignaled = TRUE;
+  for (Endpoint* e : {&a, &b}) {
+    ASSERT_EQ(e->ifc->DestroyQp(e->qp, nullptr, &s), STATUS_SUCCESS);
+    c.pSendCq = e->scq;
+    c.pRecvCq = e->rcq;
+    ASSERT_EQ(e->ifc->CreateQp(e->pd, &c, nullptr, nullptr, nullptr, &s), STATUS_SUCCESS);
+    e->qp = reinterpret_cast<IB_QP*>(s.IoStatus.Information);
+    IB_QP_MODIFY m{};
+    m.ReqState = IbQpsInit;
+    m.state.Init.PrimaryPort = 1;
+    m.state.Init.Qkey = 0x11111111;
+    ASSERT_EQ(e->ifc->ModifyQp(e->qp, &m, nullptr, &s), STATUS_SUCCESS);
+    m = IB_QP_MODIFY{};
+    m.ReqState = IbQpsRtr;
+    ASSERT_EQ(e->ifc->ModifyQp(e->qp, &m, nullptr, &s), STATUS_SUCCESS);
+    m = IB_QP_MODIFY{};
+    m.ReqState = IbQpsRts;
+    m.state.rts.SqPsn = 7;
+    ASSERT_EQ(e->ifc->ModifyQp(e->qp, &m, nullptr, &s), STATUS_SUCCESS);
+  }
+  // b receives into a buffer with room for the 40-byte GRH.
+  constexpr ULONG kLen = 100;
+  IB_SGE rs{b.buf.data(), 40 + kLen, b.mr->LKey};
+  std::vector<uint8_t> rm(IB_RECV_WR_SIZE(1), 0);
+  auto* rw = reinterpret_cast<IB_RECV_WR*>(rm.data());
+  rw->WrId = 9;
+  rw->SgeCount = 1;
+  rw->Sge[0] = &rs;
+  ASSERT_EQ(b.ifc->PostRecv(b.qp, rw, nullptr), STATUS_SUCCESS);
+  // a addresses b by its GID.
+  IB_AH_ATTR av{};
+  av.PortNumber = 1;
+  av.Flags = IB_AH_FLAG_GRH;
+  av.Grh.HopLimit = 64;
+  av.Grh.DGid = b.gid;
+  IB_AH* ah = nullptr;
+  ASSERT_EQ(a.ifc->CreateAh(a.pd, &av, &ah), STATUS_SUCCESS);
+  for (ULONG k = 0; k < kLen; ++k) a.buf[k] = static_cast<uint8_t>(0xc0 ^ k);
+  IB_SGE ss{a.buf.data(), kLen, a.mr->LKey};
+  std::vector<uint8_t> sm(IB_SEND_WR_SIZE(1), 0);
+  auto* sw = reinterpret_cast<IB_SEND_WR*>(sm.data());
+  sw->WrId = 8;
+  sw->Type = IbSend;
+  sw->SgeCount = 1;
+  sw->Sge[0] = &ss;
+  sw->u.Ud.pAh = ah;
+  sw->u.Ud.RemoteQpn = b.qp->Qpn;
+  sw->u.Ud.RemoteQkey = 0x11111111;
+  ASSERT_EQ(a.ifc->PostSend(a.qp, sw, nullptr), STATUS_SUCCESS);
+  auto sent = a.poll(a.scq, 1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].Status, IbWcSuccess);
+  auto got = b.poll(b.rcq, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].Status, IbWcSuccess);
+  EXPECT_EQ(got[0].WrId, 9u);
+  EXPECT_EQ(got[0].Length, 40 + kLen);
+  EXPECT_NE(got[0].Flags & IB_WC_FLAG_GRH, 0u);
+  EXPECT_EQ(got[0].Ud.RemoteQp, a.qp->Qpn);
+  EXPECT_EQ(std::memcmp(b.buf.data() + 40, a.buf.data(), kLen), 0);
+  // A destroyed AH is not an address any more.
+  ASSERT_EQ(a.ifc->DestroyAh(ah), STATUS_SUCCESS);
+  IB_SEND_WR* failed = nullptr;
+  EXPECT_EQ(a.ifc->PostSend(a.qp, sw, &failed), STATUS_INVALID_HANDLE);
+  EXPECT_EQ(failed, sw);
+  a.destroy();
+  b.destroy();
+}
+
 }  // namespace
 }  // namespace kbv::nt_test
