@@ -26,9 +26,14 @@
  * Completion rules (NTSTATUS.md, seed 000 RETURN VALUES of every function):
  *  - STATUS_PENDING: the request completes later, exactly once: IoStatus is
  *    written, then the completion callback runs or the event is posted.
- *  - Any other return value: the request was completed inline; IoStatus holds
- *    the same status (and Information); no callback runs and no event is
- *    posted (as kbv posts an event only for a call that returned pending).
+ *  - Any other return value: the call is over and nothing more happens to
+ *    the request: no callback runs and no event is posted (kbv posts an
+ *    event only for a call that returned pending). A request the call
+ *    answered (success, STATUS_BUFFER_OVERFLOW, STATUS_FILE_FORCED_CLOSED,
+ *    STATUS_NOT_SUPPORTED ...) holds the same status (and Information) in
+ *    IoStatus; an argument fault found first (STATUS_INVALID_PARAMETER_n,
+ *    STATUS_INVALID_HANDLE) may leave it untouched: the return value is
+ *    authoritative.
  *  - STATUS_INVALID_PARAMETER_n names the n-th argument, counted from 1; the
  *    request argument is counted too.
  *
@@ -178,9 +183,12 @@ typedef VOID (*PIB_REQUEST_COMPLETION)(IB_REQUEST* pRequest, VOID* Context);
  *                              cancels the request (status KBV_ERR_CANCELLED;
  *                              IoStatus.Status is then STATUS_CANCELLED).
  *   neither                    the call is synchronous: it returns the final
- *                              status, never STATUS_PENDING (a notification
- *                              request, which could wait forever, is refused
- *                              with STATUS_INVALID_PARAMETER_n).
+ *                              status (a notification request, which could
+ *                              wait forever, is refused with
+ *                              STATUS_INVALID_PARAMETER_n). Only a close of
+ *                              an object still referenced returns
+ *                              STATUS_PENDING: it has nothing to wait on
+ *                              and finishes when the references go.
  * Internal is kbv's while the request is pending. */
 struct _IB_REQUEST {
   IO_STATUS_BLOCK IoStatus;
