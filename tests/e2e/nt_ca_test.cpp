@@ -20,6 +20,14 @@ class NtCa : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(hca_.open("ca"));
     ifc_ = &hca_.ifc;
   }
+  // GetCaPortEvent until it pends (events kept from before complete inline).
+  NTSTATUS drain_port_events(IB_CA* ca, IB_REQUEST* r) {
+    NTSTATUS st;
+    int inline_events = 0;
+    while ((st = ifc_->GetCaPortEvent(ca, 1, r)) == STATUS_SUCCESS && ++inline_events < 16) {
+    }
+    return st;
+  }
   NtHca hca_;
   IB_VERBS_INTERFACE_STANDARD* ifc_ = nullptr;
 };
@@ -203,7 +211,9 @@ TEST_F(NtCa, PortRequestsOnePerEventTheRestCancelledAtClose) {
   IB_CA* ca = hca_.open_ca(on_ca_event, &seen);
   ASSERT_NE(ca, nullptr);
   Req p1, p2, p3;
-  ASSERT_EQ(ifc_->GetCaPortEvent(ca, 1, p1.p()), STATUS_PENDING);
+  // (A late link-up event of bring-up, kept for the next request, is
+  // answered inline: drain it.)
+  ASSERT_EQ(drain_port_events(ca, p1.p()), STATUS_PENDING);
   ASSERT_EQ(ifc_->GetCaPortEvent(ca, 1, p2.p()), STATUS_PENDING);
   ASSERT_EQ(ifc_->GetCaPortEvent(ca, 1, p3.p()), STATUS_PENDING);
   EXPECT_EQ(ifc_->GetCaPortEvent(ca, 2, p3.p()), STATUS_IB_INVALID_PORT);
@@ -224,9 +234,10 @@ TEST_F(NtCa, PortRequestsOnePerEventTheRestCancelledAtClose) {
   EXPECT_EQ(p3.count(), 0);
   {
     std::lock_guard lk(seen.mu);
-    ASSERT_EQ(seen.events.size(), 2u);  // the callback saw both
-    EXPECT_EQ(seen.events[0], std::make_pair(UCHAR{1}, IbAePortDown));
-    EXPECT_EQ(seen.events[1], std::make_pair(UCHAR{1}, IbAePortActive));
+    ASSERT_GE(seen.events.size(), 2u);  // the callback saw both
+    const size_t n = seen.events.size();
+    EXPECT_EQ(seen.events[n - 2], std::make_pair(UCHAR{1}, IbAePortDown));
+    EXPECT_EQ(seen.events[n - 1], std::make_pair(UCHAR{1}, IbAePortActive));
   }
   // Close: the waiting requests (port and fatal) complete with
   // STATUS_CANCELLED before CloseCa returns.
@@ -246,7 +257,7 @@ TEST_F(NtCa, PortRequestsOnePerEventTheRestCancelledAtClose) {
 TEST_F(NtCa, PortRequestCanBeCancelled) {
   IB_CA* ca = hca_.open_ca();
   Req p;
-  ASSERT_EQ(ifc_->GetCaPortEvent(ca, 1, p.p()), STATUS_PENDING);
+  ASSERT_EQ(drain_port_events(ca, p.p()), STATUS_PENDING);
   EXPECT_EQ(kbv_nt_cancel_request(p.p()), STATUS_SUCCESS);
   EXPECT_EQ(p.count(), 1);
   EXPECT_EQ(p.status(), STATUS_CANCELLED);
