@@ -7,7 +7,11 @@
 // counters, unsignalled WQEs, fence ordering, UC SEND / WRITE.
 #include "dp_model_fixture.hpp"
 
+#include <time.h>
+
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace kbv::e2e {
 namespace {
@@ -171,6 +175,32 @@ TEST_F(DpModel, RcLargeMessagesFlowThroughTheSendWindow) {
   const uint64_t acks = b.node->model->engine_stats().acks_sent;
   EXPECT_LE(acks, 2u * kLen / 1024 / 16 + 2);
   EXPECT_GE(acks, 2u * kLen / 1024 / 128);
+}
+
+TEST_F(DpModel, IdleEnginesSleep) {
+  // After traffic, with connected QPs and nothing to do, the models' engines
+  // sleep in epoll (doorbells and datagrams wake them): over 300 ms the whole
+  // process uses far less CPU than one spinning thread would.
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(post_recv(*qb, 1, b.buf->sge(0, 64)).is_ok());
+  ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 64)).is_ok());
+  ASSERT_EQ(poll_cq(*a.cq, 1).size(), 1u);
+  auto cpu = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+  };
+  const auto before = cpu();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto used = cpu() - before;
+  EXPECT_LT(used, std::chrono::milliseconds(100))
+      << std::chrono::duration_cast<std::chrono::milliseconds>(used).count() << " ms of CPU";
+  // And a doorbell still wakes them.
+  ASSERT_TRUE(post_recv(*qb, 2, b.buf->sge(0, 64)).is_ok());
+  ASSERT_TRUE(post_send(*qa, wr(2, WrOpcode::kSend), a.buf->sge(0, 64)).is_ok());
+  EXPECT_EQ(poll_cq(*a.cq, 1).size(), 1u);
 }
 
 TEST_F(DpModel, RcUnsignalledWqesCompleteSilentlyAndInOrder) {
