@@ -421,6 +421,17 @@ TEST_F(DpModel, SrqFeedsReceivesAndRaisesItsLimitEvent) {
               [&] { return has_event(*b.node, prm::EventType::SRQ_RQ_LIMIT, s.srq->srqn()); },
               kSecond)
           .is_ok());
+  // Moved to ERR, the QP reports its last WQE from the SRQ (IBTA 11.6.3).
+  ASSERT_TRUE(
+      b.node->sync_status([&](auto cb) { return qb->qp->modify(QpTransition::kToErr, {}, 0, cb); })
+          .is_ok());
+  EXPECT_TRUE(
+      b.node
+          ->poll_until([&] { return has_event(*b.node, prm::EventType::SRQ_LAST_WQE, qb->qpn()); },
+                       kSecond)
+          .is_ok());
+  EXPECT_TRUE(drain_cq(*b.cq, std::chrono::milliseconds(10)).empty())
+      << "the SRQ's WQEs are not flushed with the QP";
   (void)destroy_qp(*qb);
   qb.reset();
   (void)b.node->sync_status([&](auto cb) { return s.srq->destroy(cb); });

@@ -327,6 +327,10 @@ void Transport::flush(fw::Qp& q, QpDp& d) {
       }
     }
   }
+  // IBTA 11.6.3 "Last WQE Reached": a QP receiving from an SRQ reports,
+  // once, that it will take no more WQEs from it (mlx5 EQE type 0x13).
+  if (!d.flushed && q.rq_type == prm::qpc_rq_type::kSrqRq)
+    (void)fw::post_queue_event(ctx_.eqs(), prm::EventType::SRQ_LAST_WQE, q.qpn);
   d.flushed = true;
 }
 
