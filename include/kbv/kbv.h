@@ -501,7 +501,9 @@ typedef struct kbv_qp_attr {
  * KBV_ERR_INVALID_ARGUMENT (attr NULL, no KBV_QP_STATE, unknown mask bits,
  * values out of range, a required attribute missing), KBV_ERR_INVALID_QP_STATE
  * (a transition IBTA does not allow from the current state), KBV_ERR_BUSY (a
- * modify in flight), firmware statuses. */
+ * modify in flight), KBV_ERR_NOT_SUPPORTED (RTS->SQD: send queue drain is not
+ * implemented), firmware statuses. Attributes accumulate: a value set by an
+ * earlier modify (e.g. the path) is kept when a later one does not name it. */
 kbv_status_t kbv_qp_modify(kbv_qp_t qp, const kbv_qp_attr_t* attr, uint32_t attr_mask, kbv_eq_t eq,
                            uint64_t user_data);
 /* QUERY_QP into *out (state, PSNs, path, caps ...). Event: info = state. */
