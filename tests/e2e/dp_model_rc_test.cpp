@@ -16,9 +16,17 @@
 namespace kbv::e2e {
 namespace {
 
+// Tests that count packets exactly: an ack timeout of 4.096 us << 18 = 1 s
+// keeps a slow run (sanitizers, a loaded machine) from resending anything.
+ConnectOptions slow_timer() {
+  ConnectOptions o;
+  o.ack_timeout = 18;
+  return o;
+}
+
 TEST_F(DpModel, RcEveryOpcodeByteForByte) {
   open();
-  pair(prm::qpc_st::kRc);
+  pair(prm::qpc_st::kRc, slow_timer());
   ASSERT_FALSE(HasFailure());
   std::byte* da = a.buf->data;
   std::byte* db = b.buf->data;
@@ -139,7 +147,7 @@ TEST_F(DpModel, RcLargeMessagesFlowThroughTheSendWindow) {
   // 512 KiB WRITE, SEND and READ at a 1 KiB MTU: 512 packets each, more than
   // the engine keeps in flight, so ACK progress must open the window.
   open();
-  pair(prm::qpc_st::kRc);
+  pair(prm::qpc_st::kRc, slow_timer());
   ASSERT_FALSE(HasFailure());
   constexpr uint32_t kLen = 512 * 1024;
   fill_pattern(a.buf->data, kLen, 91);
