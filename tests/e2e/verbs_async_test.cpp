@@ -295,6 +295,7 @@ TEST_F(VerbsE2e, ProgressThreadAndEventQueueFd) {
   const std::string uri = "sim:" + unique_name("thr");
   kbv_device_open_attr_t a{};
   a.flags = KBV_OPEN_PROGRESS_THREAD;
+  a.event_eq = make_eq();  // port events apart from the requests
   kbv_device_t dev = 0;
   ASSERT_EQ(kbv_device_open(uri.c_str(), &a, eq, 1, &dev), KBV_PENDING);
   int fd = -1;

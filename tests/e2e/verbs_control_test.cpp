@@ -111,10 +111,13 @@ TEST_F(VerbsE2e, OpenByUriErrors) {
 }
 
 TEST_F(VerbsE2e, LibraryCreatedSimDeviceOpensAsync) {
-  kbv_eq_t eq = make_eq();
+  kbv_eq_t eq = make_eq(), events = make_eq();
   const std::string uri = "sim:" + unique_name("lib");
   kbv_device_t h = 0;
-  ASSERT_EQ(kbv_device_open(uri.c_str(), nullptr, eq, 77, &h), KBV_PENDING);
+  // Port events go to their own queue (by default they would share eq).
+  kbv_device_open_attr_t attr{};
+  attr.event_eq = events;
+  ASSERT_EQ(kbv_device_open(uri.c_str(), &attr, eq, 77, &h), KBV_PENDING);
   ASSERT_NE(h, 0u);
   // Usable only after its event.
   kbv_pd_t pd = 0;

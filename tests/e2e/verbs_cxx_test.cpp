@@ -69,7 +69,11 @@ TEST_F(VerbsE2e, CxxAsyncCreationAndRelease) {
   auto eq = kbv::EventQueue::create(64);
   ASSERT_TRUE(eq.has_value());
   const std::string uri = "sim:" + unique_name("cxxa");
-  auto dev = kbv::Device::open(uri, nullptr, {eq->handle(), 1});
+  auto events = kbv::EventQueue::create(16);  // port events apart from the requests
+  ASSERT_TRUE(events.has_value());
+  kbv_device_open_attr_t oa{};
+  oa.event_eq = events->handle();
+  auto dev = kbv::Device::open(uri, &oa, {eq->handle(), 1});
   ASSERT_TRUE(dev.has_value());
   EXPECT_NE(dev->handle(), 0u);
   kbv_event_t ev{};
