@@ -290,6 +290,46 @@ TEST_F(VerbsE2e, DeviceFatalIsAnEventAndLaterCallsFail) {
   EXPECT_EQ(kbv_device_close(dev, KBV_EQ_NONE, 0), KBV_SUCCESS);
 }
 
+TEST_F(VerbsE2e, ControlCallsFromManyThreadsAtOnce) {
+  SimDev& d = open_dev();
+  ASSERT_EQ(kbv_device_start_progress_thread(d.dev), KBV_SUCCESS);
+  constexpr int kThreads = 4, kRounds = 15;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      kbv_eq_t eq = 0;
+      if (kbv_eq_create(8, &eq) != KBV_SUCCESS) {
+        ++failures;
+        return;
+      }
+      for (int r = 0; r < kRounds; ++r) {
+        kbv_pd_t pd = 0;
+        kbv_cq_t cq = 0;
+        kbv_cq_attr_t ca{};
+        ca.cqe = 8;
+        // Half the threads wait synchronously, half through their queue.
+        if (t % 2 == 0) {
+          failures += kbv_pd_alloc(d.dev, KBV_EQ_NONE, 0, &pd) != KBV_SUCCESS;
+          failures += kbv_cq_create(d.dev, &ca, KBV_EQ_NONE, 0, &cq) != KBV_SUCCESS;
+        } else {
+          failures += kbv_pd_alloc(d.dev, eq, 1, &pd) != KBV_PENDING;
+          failures += kbv_cq_create(d.dev, &ca, eq, 2, &cq) != KBV_PENDING;
+          auto evs = wait_events(eq, 2);
+          failures += evs.size() != 2;
+          for (const auto& e : evs) failures += e.status != KBV_SUCCESS;
+        }
+        failures += kbv_cq_destroy(cq, KBV_EQ_NONE, 0) != KBV_SUCCESS;
+        failures += kbv_pd_dealloc(pd, KBV_EQ_NONE, 0) != KBV_SUCCESS;
+      }
+      (void)kbv_eq_destroy(eq);
+    });
+  }
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(kbv_device_stop_progress_thread(d.dev), KBV_SUCCESS);
+}
+
 TEST_F(VerbsE2e, ProgressThreadAndEventQueueFd) {
   kbv_eq_t eq = make_eq();
   const std::string uri = "sim:" + unique_name("thr");
