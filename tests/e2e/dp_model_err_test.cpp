@@ -112,6 +112,64 @@ TEST_F(DpModel, UdSendToAGidOutsideLoopbackIsLostNotSent) {
   EXPECT_EQ(st.tx_packets, 0u);
 }
 
+TEST_F(DpModel, UdSendErrorMovesOnlyTheSendQueueToSqeUntilSqerr2rts) {
+  open();
+  QpOptions uo;
+  uo.st = prm::qpc_st::kUd;
+  auto ra = make_qp(*a.node, *a.cq, *a.cq, uo);
+  auto rb = make_qp(*b.node, *b.cq, *b.cq, uo);
+  ASSERT_TRUE(ra && rb);
+  qa = std::move(*ra);
+  qb = std::move(*rb);
+  ASSERT_TRUE(to_rts_ud(*qa, 0x77).is_ok());
+  ASSERT_TRUE(to_rts_ud(*qb, 0x77).is_ok());
+  auto to_b = make_ah(*a.node, *b.node, qb->qpn(), 0x77);
+  auto to_a = make_ah(*b.node, *a.node, qa->qpn(), 0x77);
+  ASSERT_TRUE(to_b && to_a);
+  auto ud = [](uint64_t id, const hca::Ah& ah, uint32_t qpn) {
+    auto w = wr(id, WrOpcode::kSend);
+    w.ah = &ah;
+    w.remote_qpn = qpn;
+    w.q_key = 0x77;
+    return w;
+  };
+  // Longer than the UD path MTU (4096): LOCAL_LENGTH, the QP goes to SQE.
+  ASSERT_TRUE(post_send(*qa, ud(1, *to_b, qb->qpn()), a.buf->sge(0, 5000)).is_ok());
+  auto wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  EXPECT_EQ(query(*qa).state, prm::qp_state::kSqer);
+  // Sends posted in SQE are flushed; the receive side still works.
+  ASSERT_TRUE(post_send(*qa, ud(2, *to_b, qb->qpn()), a.buf->sge(0, 10)).is_ok());
+  wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].wr_id, 2u);
+  EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  ASSERT_TRUE(post_recv(*qa, 3, a.buf->sge(65536, 40 + 256)).is_ok());
+  ASSERT_TRUE(post_send(*qb, ud(4, *to_a, qa->qpn()), b.buf->sge(0, 200)).is_ok());
+  ASSERT_EQ(poll_cq(*b.cq, 1).size(), 1u);
+  wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].wr_id, 3u);
+  EXPECT_EQ(wa[0].status, KBV_SUCCESS);
+  EXPECT_EQ(wa[0].byte_len, 240u);
+  // SQERR2RTS: sending works again.
+  ASSERT_TRUE(a.node
+                  ->sync_status(
+                      [&](auto cb) { return qa->qp->modify(QpTransition::kSqErr2Rts, {}, 0, cb); })
+                  .is_ok());
+  ASSERT_TRUE(post_recv(*qb, 5, b.buf->sge(65536, 40 + 256)).is_ok());
+  fill_pattern(a.buf->data, 100, 66);
+  ASSERT_TRUE(post_send(*qa, ud(6, *to_b, qb->qpn()), a.buf->sge(0, 100)).is_ok());
+  wa = poll_cq(*a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].status, KBV_SUCCESS);
+  auto wb = poll_cq(*b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].wr_id, 5u);
+  EXPECT_EQ(check_pattern(b.buf->data + 65536 + 40, 100, 66), 100u);
+}
+
 TEST_F(DpModel, RcRnrNakWaitsForAReceiveThenDelivers) {
   open();
   ConnectOptions o;

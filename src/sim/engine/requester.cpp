@@ -27,7 +27,9 @@
 //     no timer); on expiry resend from una, at most retry_count times ->
 //     RETRY_EXC_ERR.
 //   * Completions in WQE order; a CQE for signalled WQEs (cqe_req) and for
-//     every error. READ CQEs carry byte_cnt = the message length.
+//     every error. An error moves an RC QP to ERR, a UD / UC QP to SQE
+//     (IBTA 10.3.1: only its send queue stops and flushes). READ CQEs carry byte_cnt = the message
+//     length.
 #include "common/log.hpp"
 #include "sim/engine/transport.hpp"
 
@@ -65,6 +67,14 @@ void Transport::pump(fw::Qp& q) {
   if (q.state == qs::kErr) {
     flush(q, d);
     return;
+  }
+  if (q.state == qs::kSqer) {
+    flush_sq(q, d);  // WQEs posted in SQE complete with flush errors
+    return;
+  }
+  if (d.sq_err && q.state == qs::kRts) {
+    d.sq_err = false;  // SQERR2RTS: the send queue runs again
+    d.stopped = false;
   }
   if (q.state != qs::kRts && q.state != qs::kSqd) return;
   if (!d.req_init) {
@@ -286,6 +296,14 @@ void Transport::complete_front(fw::Qp& q, QpDp& d) {
                  op.w.wqe_index, op.syndrome);
       cqe(q.cqn_snd, f);
       d.ops.pop_front();
+      if (!fetch_fault && q.st != prm::qpc_st::kRc) {
+        // IBTA 10.3.1: a UD / UC send completion error moves the QP to SQE;
+        // the receive side keeps working, SQERR2RTS resumes the sends.
+        q.state = qs::kSqer;
+        d.sq_err = true;
+        flush_sq(q, d);
+        return;
+      }
       qp_error(q, fetch_fault ? prm::EventType::WQ_CATAS_ERROR : prm::EventType::COMP);
       return;
     }

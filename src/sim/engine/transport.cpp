@@ -256,7 +256,12 @@ void Transport::qp_error(fw::Qp& q, prm::EventType ev) {
 }
 
 void Transport::flush(fw::Qp& q, QpDp& d) {
-  // Send side: every executed WQE not yet completed, then every posted one.
+  flush_sq(q, d);
+  flush_rq(q, d);
+}
+
+void Transport::flush_sq(fw::Qp& q, QpDp& d) {
+  // Every executed WQE not yet completed, then every posted one.
   for (SendOp& op : d.ops) {
     CqeFields f;
     f.opcode = MLX5_CQE_REQ_ERR;
@@ -298,7 +303,10 @@ void Transport::flush(fw::Qp& q, QpDp& d) {
       }
     }
   }
-  // Receive side: a receive WQE taken for a message in progress (its own RQ
+}
+
+void Transport::flush_rq(fw::Qp& q, QpDp& d) {
+  // A receive WQE taken for a message in progress (its own RQ
   // or the SRQ's), then the QP's own RQ (an SRQ's WQEs stay for other QPs).
   if (d.have_recv) {
     CqeFields f;

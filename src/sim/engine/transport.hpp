@@ -89,6 +89,7 @@ struct QpDp {
   uint32_t atomic_next = 0;
   // ---- errors ----
   bool flushed = false;
+  bool sq_err = false;  // UD / UC: the send queue went to SQE
 };
 
 struct SrqDp {
@@ -136,6 +137,8 @@ class Transport {
   // The QP goes to ERR (optionally with an async event) and flushes.
   void qp_error(fw::Qp& q, prm::EventType ev = prm::EventType::COMP);
   void flush(fw::Qp& q, QpDp& d);
+  void flush_sq(fw::Qp& q, QpDp& d);  // send side only (SQE, IBTA 10.3.1)
+  void flush_rq(fw::Qp& q, QpDp& d);
   void send(fw::Qp& q, const wire::PacketHeaders& h, std::span<const uint8_t> payload);
   Status send_to(uint32_t ip, uint16_t sport, const wire::PacketHeaders& h,
                  std::span<const uint8_t> payload);
