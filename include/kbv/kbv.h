@@ -452,6 +452,9 @@ kbv_status_t kbv_qp_get_num(kbv_qp_t qp, uint32_t* qpn);
 
 /* kbv_qp_modify attr_mask bits (values as ibv_qp_attr_mask) */
 #define KBV_QP_STATE (1u << 0)
+/* KBV_QP_CUR_STATE: cur_qp_state is the state the QP is known to be in (e.g.
+ * SQE after a UD/UC send error, which kbv's own view does not follow);
+ * without it kbv uses the state its last modify left. */
 #define KBV_QP_CUR_STATE (1u << 1)
 #define KBV_QP_ACCESS_FLAGS (1u << 3)
 #define KBV_QP_PKEY_INDEX (1u << 4)

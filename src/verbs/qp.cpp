@@ -429,8 +429,14 @@ kbv_status_t kbv_qp_modify(kbv_qp_t qp, const kbv_qp_attr_t* attr, uint32_t attr
     }
   } clear{q};
   std::unique_lock lk(q->dev->mu);
-  const uint32_t cur = v::from_prm_state(q->qp->state());
-  if ((attr_mask & KBV_QP_CUR_STATE) && attr->cur_qp_state != cur) return KBV_ERR_INVALID_QP_STATE;
+  // KBV_QP_CUR_STATE names the state the application knows the QP is in
+  // (ibv_modify_qp's cur_qp_state): the device may have moved it (an error
+  // completion puts a UD/UC QP in SQE, an RC QP in ERR) without kbv's view
+  // following; firmware checks it either way.
+  if ((attr_mask & KBV_QP_CUR_STATE) && attr->cur_qp_state > KBV_QPS_ERR)
+    return KBV_ERR_INVALID_ARGUMENT;
+  const uint32_t cur =
+      (attr_mask & KBV_QP_CUR_STATE) ? attr->cur_qp_state : v::from_prm_state(q->qp->state());
   auto plan = v::plan_for(q->type, cur, attr->qp_state);
   if (!plan) return plan.status().code();
   const uint32_t given = attr_mask & ~(KBV_QP_STATE | KBV_QP_CUR_STATE);

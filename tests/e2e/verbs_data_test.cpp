@@ -360,6 +360,51 @@ TEST_F(VerbsData, UdSendWithAddressHandle) {
   EXPECT_EQ(kbv_ah_destroy(ah, KBV_EQ_NONE, 0), KBV_SUCCESS);
 }
 
+TEST_F(VerbsData, UdSendErrorThenSqeToRts) {
+  open_pair(KBV_QPT_UD);
+  ASSERT_FALSE(HasFailure());
+  kbv_ah_attr_t aa{};
+  std::memcpy(aa.dgid, b.d->port.gids[0].gid, 16);
+  aa.dmac = b.d->port.gids[0].mac;
+  kbv_ah_t ah = 0;
+  ASSERT_EQ(kbv_ah_create(a.pd, &aa, KBV_EQ_NONE, 0, &ah), KBV_SUCCESS);
+  kbv_sge_t r = b.sge(0, 40 + 256);
+  kbv_recv_wr_t rw{5, &r, 1, 0};
+  ASSERT_EQ(kbv_post_recv(b.qp, &rw, 1, nullptr), KBV_SUCCESS);
+  // A send from memory no key covers: local protection error, QP to SQE.
+  kbv_sge_t bad = {a.addr(0), 256, a.lkey ^ 0x7700};
+  kbv_send_wr_t w = swr(1, KBV_WR_SEND, &bad, 1);
+  w.ah = ah;
+  w.remote_qpn = b.qpn;
+  w.remote_qkey = 0x11111111;
+  ASSERT_EQ(kbv_post_send(a.qp, &w, 1, nullptr), KBV_SUCCESS);
+  auto wa = poll_n(a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].status, KBV_ERR_LOCAL_PROTECTION) << kbv_status_name((kbv_status_t)wa[0].status);
+  kbv_qp_attr_t q{};
+  ASSERT_EQ(kbv_qp_query(a.qp, &q, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  ASSERT_EQ(q.qp_state, static_cast<uint32_t>(KBV_QPS_SQE));
+  // The application names the state it knows: SQE -> RTS (SQERR2RTS).
+  kbv_qp_attr_t x{};
+  x.qp_state = KBV_QPS_RTS;
+  x.cur_qp_state = KBV_QPS_SQE;
+  ASSERT_EQ(kbv_qp_modify(a.qp, &x, KBV_QP_STATE | KBV_QP_CUR_STATE, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  fill(a.buf.data(), 256, 60);
+  kbv_sge_t good = a.sge(0, 256);
+  w.wr_id = 2;
+  w.sg_list = &good;
+  ASSERT_EQ(kbv_post_send(a.qp, &w, 1, nullptr), KBV_SUCCESS);
+  wa = poll_n(a.cq, 1);
+  ASSERT_EQ(wa.size(), 1u);
+  EXPECT_EQ(wa[0].wr_id, 2u);
+  EXPECT_EQ(wa[0].status, KBV_SUCCESS);
+  auto wb = poll_n(b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].status, KBV_SUCCESS);
+  EXPECT_EQ(std::memcmp(b.buf.data() + 40, a.buf.data(), 256), 0);
+  EXPECT_EQ(kbv_ah_destroy(ah, KBV_EQ_NONE, 0), KBV_SUCCESS);
+}
+
 TEST_F(VerbsData, SrqReceivesAndLimitEvent) {
   SimDev& da = open_dev();
   SimDev& db = open_dev();
