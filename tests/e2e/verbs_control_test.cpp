@@ -94,6 +94,18 @@ TEST_F(VerbsE2e, OpenQueryAndCloseASimDevice) {
   d.dev = 0;
 }
 
+TEST_F(VerbsE2e, ADeviceOpensOnceAtATime) {
+  SimDev& d = open_dev();
+  kbv_device_t again = 0;
+  kbv_status_t st = kbv_device_open(d.uri.c_str(), nullptr, KBV_EQ_NONE, 0, &again);
+  EXPECT_EQ(st, KBV_ERR_BUSY) << kbv_status_name(st);
+  EXPECT_EQ(again, 0u);
+  // The first open is untouched.
+  kbv_pd_t pd = alloc_pd(d);
+  EXPECT_NE(pd, 0u);
+  EXPECT_EQ(kbv_pd_dealloc(pd, KBV_EQ_NONE, 0), KBV_SUCCESS);
+}
+
 TEST_F(VerbsE2e, OpenByUriErrors) {
   kbv_device_t h = 0;
   EXPECT_EQ(kbv_device_open(nullptr, nullptr, KBV_EQ_NONE, 0, &h), KBV_ERR_INVALID_ARGUMENT);
