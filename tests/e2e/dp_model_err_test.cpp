@@ -8,9 +8,11 @@
 // event.
 #include "dp_model_fixture.hpp"
 
+#include <endian.h>
 #include <infiniband/mlx5dv.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <thread>
 
@@ -80,6 +82,18 @@ TEST_F(DpModel, UdSendPlacesTheGrhAreaAndDropsAQkeyMismatch) {
   EXPECT_EQ(g[20 + 16], 127);
   EXPECT_EQ(g[20 + 19], b.node->model->port_host());
   EXPECT_EQ(uint32_t{g[22]} << 8 | g[23], 20u + 8u + 12u + 8u + 4u + 2000u + 4u);
+  // The CQE itself (b's first, entry 0): flags_rqpn as mlx5_ib's
+  // handle_responder reads it — GRH present (29:28 = 1, in the buffer) and
+  // RoCE packet type IPv4 (25:24 = MLX5_CQE_ROCE_L3_HEADER_TYPE_IPV4 = 2;
+  // 0 would tell the kernel the 40 bytes are an IB GRH).
+  {
+    uint32_t fr = 0;
+    std::memcpy(&fr, b.cq->cq->mem().buf() + offsetof(mlx5_cqe64, flags_rqpn), 4);
+    fr = be32toh(fr);
+    EXPECT_EQ(fr & 0xFFFFFF, qa->qpn());
+    EXPECT_EQ((fr >> 28) & 3, 1u) << std::hex << fr;
+    EXPECT_EQ((fr >> 24) & 3, 2u) << std::hex << fr;
+  }
   EXPECT_TRUE(drain_cq(*b.cq, std::chrono::milliseconds(10)).empty());
   EXPECT_EQ(b.node->model->engine_stats().qkey_drops, 1u);
 }

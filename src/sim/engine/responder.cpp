@@ -31,10 +31,14 @@
 //     receive buffer gets the 40-byte GRH area first. For RoCEv2 over IPv4
 //     the IPv4 header goes in its last 20 bytes and the first 20 are zero
 //     (Linux include/rdma/ib_verbs.h union rdma_network_hdr { ib_grh;
-//     { reserved[20]; iphdr roce4grh; } }, filled by rxe_resp.c); the CQE
-//     carries the source QPN and l3 header type IPv4 (mlx5dv.h
-//     MLX5_CQE_L3_HDR_TYPE_IPV4 in flags_rqpn bits 29:28), byte_cnt
-//     includes the 40 bytes. The IPv4 header is the one the kernel built
+//     { reserved[20]; iphdr roce4grh; } }, filled by rxe_resp.c); the CQE's
+//     flags_rqpn carries the source QPN (23:0), the RoCE packet type IPv4
+//     in bits 25:24 (kernel include/linux/mlx5/device.h
+//     MLX5_CQE_ROCE_L3_HEADER_TYPE_IPV4 = 2, read by mlx5_ib cq.c
+//     handle_responder as network_hdr_type; 0 would mean a RoCE v1 / IB GRH)
+//     and "GRH scattered to the receive buffer" = 1 in bits 29:28 (the
+//     value rdma-core / mlx5_ib test for IBV_WC_GRH; 3 would mean a GRH in a
+//     128-byte CQE); byte_cnt includes the 40 bytes. The IPv4 header is the one the kernel built
 //     (wire/icrc.hpp build_ipv4_udp_header: TTL 64, TOS 0, DF, id 0).
 #include "common/log.hpp"
 #include "sim/engine/transport.hpp"
@@ -56,6 +60,10 @@ using wire::Position;
 
 bool first_or_only(Position p) { return p == Position::kFirst || p == Position::kOnly; }
 bool last_or_only(Position p) { return p == Position::kLast || p == Position::kOnly; }
+
+// UD responder CQE flags_rqpn (see the header comment).
+constexpr uint32_t kCqeGrhInBuffer = 1u << 28;
+constexpr uint32_t kCqeRoceL3Ipv4 = 2u << 24;  // MLX5_CQE_ROCE_L3_HEADER_TYPE_IPV4
 }  // namespace
 
 void Transport::on_request(fw::Qp& q, const wire::RxPacket& p) {
@@ -483,7 +491,7 @@ void Transport::ud_request(fw::Qp& q, const wire::RxPacket& p) {
   recv_cqe(q, d, imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
            static_cast<uint32_t>(grh.size() + p.payload.size()), imm ? p.headers.immdt->imm : 0,
            p.headers.bth.se,
-           (p.headers.deth->src_qp & 0xFFFFFF) | uint32_t{MLX5_CQE_L3_HDR_TYPE_IPV4} << 28);
+           (p.headers.deth->src_qp & 0xFFFFFF) | kCqeGrhInBuffer | kCqeRoceL3Ipv4);
 }
 
 }  // namespace kbv::sim::engine
