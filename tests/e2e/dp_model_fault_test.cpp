@@ -120,6 +120,12 @@ TEST_F(DpModel, RcExactlyOnceInOrderUnder5PercentDropReorderAndDuplication) {
   EXPECT_GT(sa.fault_reordered + sb.fault_reordered, 0u);
   EXPECT_GT(sa.retransmits, 0u);
   EXPECT_GT(sb.duplicates, 0u);
+  // Gaps were NAKed (PSN sequence error, the only NAK without an error
+  // here) and the requester went back on them, not only on its ack timer.
+  EXPECT_GT(sb.out_of_sequence, 0u);
+  EXPECT_GT(sb.naks_sent, 0u);
+  EXPECT_GT(sa.naks_received, 0u);
+  EXPECT_EQ(sa.error_cqes + sb.error_cqes, 0u);
   EXPECT_EQ(query(*qa).state, prm::qp_state::kRts);
   EXPECT_EQ(query(*qb).state, prm::qp_state::kRts);
 }
