@@ -462,6 +462,37 @@ TEST_F(DpModel, SolicitedOnlyArmFiresOnTheSolicitedSend) {
   EXPECT_TRUE(a.node->comp_events.empty());
 }
 
+TEST_F(DpModel, SolicitedRdmaWriteWithImmediateFiresASolicitedOnlyArm) {
+  // IBTA 9.2.4: SE rides on the last packet of an RDMA WRITE with immediate
+  // too; the responder's receive CQE is solicited and fires the arm.
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(post_recv(*qb, 1, b.buf->sge(0, 64)).is_ok());
+  ASSERT_TRUE(post_recv(*qb, 2, b.buf->sge(0, 64)).is_ok());
+  b.cq->cq->arm(true);
+  auto w = wr(1, WrOpcode::kRdmaWriteImm);
+  w.remote_addr = b.buf->addr(8192);
+  w.rkey = b.buf->rkey();
+  w.imm = 5;
+  fill_pattern(a.buf->data, 3000, 12);  // three packets at the 1 KiB MTU
+  ASSERT_TRUE(post_send(*qa, w, a.buf->sge(0, 3000)).is_ok());
+  ASSERT_EQ(poll_cq(*b.cq, 1).size(), 1u);
+  pump_events(*b.node, 20);
+  EXPECT_TRUE(b.node->comp_events.empty()) << "not solicited: no event";
+  w.wr_id = 2;
+  w.flags |= sf::kSolicited;
+  ASSERT_TRUE(post_send(*qa, w, a.buf->sge(0, 3000)).is_ok());
+  ASSERT_TRUE(b.node->poll_until([&] { return !b.node->comp_events.empty(); }, kSecond).is_ok());
+  EXPECT_EQ(b.node->comp_events.front(), b.cq->cq->cqn());
+  auto wb = poll_cq(*b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].opcode, WcOpcode::kRecvRdmaImm);
+  EXPECT_EQ(wb[0].imm, 5u);
+  EXPECT_EQ(check_pattern(b.buf->data + 8192, 3000, 12), 3000u);
+  EXPECT_EQ(poll_cq(*a.cq, 2).size(), 2u);
+}
+
 TEST_F(DpModel, SrqFeedsReceivesAndRaisesItsLimitEvent) {
   open();
   auto srq = make_srq(*b.node, 16, 1);

@@ -213,7 +213,9 @@ bool Transport::send_at(fw::Qp& q, QpDp& d, SendOp& op, uint32_t psn) {
         return false;
       }
       h.bth.opcode = *opc;
-      h.bth.se = send && last && w.solicited;
+      // IBTA 9.2.4 / rxe_req.c: SE on the last (only) packet of a SEND or
+      // of an RDMA WRITE with immediate; a plain WRITE completes nothing.
+      h.bth.se = (send || imm) && last && w.solicited;
       h.bth.ack_req = last && tr == wire::Transport::kRc;
       if (!send && (pos == Position::kFirst || pos == Position::kOnly))
         h.reth = wire::Reth{w.raddr, w.rkey, static_cast<uint32_t>(w.length)};
