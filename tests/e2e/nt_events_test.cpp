@@ -160,8 +160,15 @@ TEST_F(NtEvents, QpCallbackSeesTheEventAndEqCancelWorks) {
 
 TEST_F(NtEvents, CqOverrunCompletesTheCqAsyncRequest) {
   ASSERT_NO_FATAL_FAILURE(connect(4));
-  Req async;
+  // Three queued requests (NTSTATUS.md: several may be queued, one completes
+  // per event, each is cancellable, the rest are cancelled when the CQ goes).
+  Req async, cancelled, later;
+  ASSERT_EQ(a_.ifc->GetCqAsyncEvent(a_.scq, cancelled.p()), STATUS_PENDING);
   ASSERT_EQ(a_.ifc->GetCqAsyncEvent(a_.scq, async.p()), STATUS_PENDING);
+  ASSERT_EQ(a_.ifc->GetCqAsyncEvent(a_.scq, later.p()), STATUS_PENDING);
+  EXPECT_EQ(kbv_nt_cancel_request(cancelled.p()), STATUS_SUCCESS);
+  EXPECT_EQ(cancelled.count(), 1);
+  EXPECT_EQ(cancelled.status(), STATUS_CANCELLED);
   // More signalled completions than the send CQ holds, never polled.
   const ULONG cap = a_.scq->NumCqes;
   IB_SGE sge{a_.buf.data(), 8, a_.mr->LKey};
@@ -174,6 +181,26 @@ TEST_F(NtEvents, CqOverrunCompletesTheCqAsyncRequest) {
   ASSERT_TRUE(async.wait());
   EXPECT_EQ(async.status(), STATUS_SUCCESS);
   EXPECT_EQ(async.r.IoStatus.Information, static_cast<ULONG_PTR>(IbAeCqError));
+  // One event, one request: the next one still waits.
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(later.count(), 0);
+  EXPECT_EQ(cancelled.count(), 1);
+  // Destroying the CQ (after its QP) completes it with STATUS_CANCELLED
+  // before the destroy completes.
+  IB_REQUEST s = sync_req();
+  ASSERT_EQ(a_.ifc->DestroyQp(a_.qp, nullptr, &s), STATUS_SUCCESS);
+  a_.qp = nullptr;
+  Req d;
+  const NTSTATUS st = a_.ifc->DestroyCq(a_.scq, nullptr, d.p());
+  a_.scq = nullptr;
+  ASSERT_TRUE(st == STATUS_SUCCESS || st == STATUS_PENDING) << std::hex << st;
+  EXPECT_EQ(later.count(), 1);
+  EXPECT_EQ(later.status(), STATUS_CANCELLED);
+  if (st == STATUS_PENDING) {
+    ASSERT_TRUE(d.wait());
+  }
+  EXPECT_EQ(d.r.IoStatus.Status, STATUS_SUCCESS);
+  EXPECT_EQ(async.count(), 1);
 }
 
 TEST_F(NtEvents, SynchronousDestroyOfAReferencedObjectIsPending) {
