@@ -398,6 +398,42 @@ TEST_F(DpModel, RcWriteToAQpWithoutRemoteWriteIsAnInvalidRequest) {
           .is_ok());
 }
 
+TEST_F(DpModel, UcWriteWithABadRkeyIsDroppedSilently) {
+  // IBTA UC responder errors (class D / E, as rxe_resp.c): an RDMA WRITE
+  // with an R_Key violation is dropped whole — no CQE, no error, the QP
+  // stays in RTS and the receive WQE a WRITE with immediate would have used
+  // goes to the next message.
+  open();
+  pair(prm::qpc_st::kUc);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(post_recv(*qb, 1, b.buf->sge(0, 64)).is_ok());
+  fill_pattern(a.buf->data, 3000, 21);
+  auto bad = wr(1, WrOpcode::kRdmaWriteImm);
+  bad.remote_addr = b.buf->addr(8192);
+  bad.rkey = b.buf->rkey() ^ 0x5500;  // another key
+  bad.imm = 1;
+  auto good = bad;
+  good.wr_id = 2;
+  good.rkey = b.buf->rkey();
+  good.remote_addr = b.buf->addr(16384);
+  good.imm = 2;
+  ASSERT_TRUE(post_send(*qa, bad, a.buf->sge(0, 3000)).is_ok());  // three packets
+  ASSERT_TRUE(post_send(*qa, good, a.buf->sge(0, 3000)).is_ok());
+  auto wa = poll_cq(*a.cq, 2);
+  ASSERT_EQ(wa.size(), 2u);
+  for (const auto& wc : wa) EXPECT_EQ(wc.status, KBV_SUCCESS) << "UC: the requester never knows";
+  auto wb = poll_cq(*b.cq, 1);
+  ASSERT_EQ(wb.size(), 1u);
+  EXPECT_EQ(wb[0].status, KBV_SUCCESS);
+  EXPECT_EQ(wb[0].wr_id, 1u);
+  EXPECT_EQ(wb[0].imm, 2u) << "the dropped WRITE consumed no receive";
+  EXPECT_EQ(check_pattern(b.buf->data + 16384, 3000, 21), 3000u);
+  EXPECT_TRUE(drain_cq(*b.cq, std::chrono::milliseconds(10)).empty());
+  EXPECT_EQ(query(*qb).state, prm::qp_state::kRts);
+  EXPECT_EQ(b.node->model->engine_stats().uc_error_drops, 1u);
+  EXPECT_EQ(b.node->model->engine_stats().naks_sent, 0u);
+}
+
 TEST_F(DpModel, ModifyToErrorFlushesPostedReceives) {
   open();
   pair(prm::qpc_st::kRc);

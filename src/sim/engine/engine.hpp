@@ -83,6 +83,7 @@ struct EngineStats {
   uint64_t out_of_sequence = 0;   // requests ahead of the expected PSN
   uint64_t qkey_drops = 0;        // UD datagrams dropped for a Q_Key mismatch
   uint64_t no_recv_drops = 0;     // UD / UC messages dropped: no receive WQE / PSN gap
+  uint64_t uc_error_drops = 0;    // UC WRITEs dropped for a responder error (IBTA class D / E)
   uint64_t unknown_qp_drops = 0;  // packets for no QP or a QP in a state that drops them
   uint64_t tx_unroutable = 0;     // packets toward a destination outside 127.0.0.0/8 (lost)
   uint64_t cqes = 0;              // CQEs written (error CQEs included)

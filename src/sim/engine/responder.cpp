@@ -26,7 +26,12 @@
 //     message) and at least every kAckEvery packets, coalesced per received
 //     batch; AETH = ACK with credit code "invalid" and the MSN.
 //   * UC: no ACKs; a PSN gap drops the rest of the message in progress, the
-//     next first / only packet resynchronises.
+//     next first / only packet resynchronises. An RDMA WRITE the responder
+//     refuses (no remote write right, R_Key violation, length other than
+//     the RETH's) is dropped whole and silently — no NAK, no CQE, the QP
+//     stays as it is, a WRITE with immediate's receive WQE is not consumed
+//     (IBTA responder error classes D / E for UC; rxe_resp.c check_op_valid
+//     and RESPST_ERR_RKEY_VIOLATION / RESPST_ERR_LENGTH for UC without SRQ).
 //   * UD: Q_Key checked (mismatch: dropped, counted, IBTA 10.2.5); the
 //     receive buffer gets the 40-byte GRH area first. For RoCEv2 over IPv4
 //     the IPv4 header goes in its last 20 bytes and the first 20 are zero
@@ -234,8 +239,15 @@ bool Transport::place_send(fw::Qp& q, QpDp& d, const wire::RxPacket& p, bool rel
 bool Transport::place_write(fw::Qp& q, QpDp& d, const wire::RxPacket& p, bool reliable) {
   const Position pos = p.info->position;
   const bool imm = p.headers.immdt.has_value();
+  // UC: the message is dropped, the rest of its packets with it.
+  auto uc_drop = [&] {
+    d.in_write = false;
+    c_.uc_error_drops.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  };
   if (first_or_only(pos)) {
     if (!q.rwe || !p.headers.reth) {
+      if (!reliable) return uc_drop();
       resp_error(q, d, 0, NakCode::kInvalidRequest, prm::EventType::WQ_INVAL_REQ_ERROR);
       return false;
     }
@@ -262,6 +274,7 @@ bool Transport::place_write(fw::Qp& q, QpDp& d, const wire::RxPacket& p, bool re
   const auto bytes = std::as_bytes(p.payload);
   if (d.offset + bytes.size() > d.write_len ||
       (last_or_only(pos) && d.offset + bytes.size() != d.write_len)) {
+    if (!reliable) return uc_drop();
     resp_error(q, d, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, NakCode::kInvalidRequest,
                prm::EventType::WQ_INVAL_REQ_ERROR);
     return false;
@@ -270,6 +283,7 @@ bool Transport::place_write(fw::Qp& q, QpDp& d, const wire::RxPacket& p, bool re
     AccessStatus a =
         remote_write(iommu(), tables().mkeys, q.pd, d.write_rkey, d.write_va + d.offset, bytes);
     if (!a.ok()) {
+      if (!reliable) return uc_drop();
       resp_error(q, d, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, NakCode::kRemoteAccessError,
                  prm::EventType::WQ_ACCESS_ERROR);
       return false;

@@ -73,6 +73,7 @@ EngineStats Engine::stats() const {
   s.out_of_sequence = c.out_of_sequence.load();
   s.qkey_drops = c.qkey_drops.load();
   s.no_recv_drops = c.no_recv_drops.load();
+  s.uc_error_drops = c.uc_error_drops.load();
   s.unknown_qp_drops = c.unknown_qp_drops.load();
   s.cqes = c.cqes.load();
   s.error_cqes = c.error_cqes.load();

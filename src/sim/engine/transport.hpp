@@ -101,9 +101,9 @@ struct Counters {
   std::atomic<uint64_t> sq_doorbells{0}, cq_doorbells{0}, wqes{0}, tx_packets{0}, rx_packets{0},
       retransmits{0}, timeouts{0}, acks_sent{0}, naks_sent{0}, naks_received{0}, rnr_naks_sent{0},
       rnr_naks_received{0}, duplicates{0}, out_of_sequence{0}, qkey_drops{0}, no_recv_drops{0},
-      unknown_qp_drops{0}, tx_unroutable{0}, cqes{0}, error_cqes{0}, flush_cqes{0}, rx_bad_icrc{0},
-      rx_malformed{0}, fault_dropped{0}, fault_duplicated{0}, fault_reordered{0},
-      fault_corrupted{0};
+      uc_error_drops{0}, unknown_qp_drops{0}, tx_unroutable{0}, cqes{0}, error_cqes{0},
+      flush_cqes{0}, rx_bad_icrc{0}, rx_malformed{0}, fault_dropped{0}, fault_duplicated{0},
+      fault_reordered{0}, fault_corrupted{0};
 };
 
 class Transport {
