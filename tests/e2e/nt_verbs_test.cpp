@@ -71,6 +71,23 @@ TEST_F(NtVerbs, CreateCqPendsAndReturnsTheCqInInformation) {
   EXPECT_EQ(
       ifc_->CreateCq(reinterpret_cast<IB_CA*>(pd_), 8, nullptr, nullptr, nullptr, nullptr, &s),
       STATUS_INVALID_HANDLE);  // a PD is not a CA
+  // An error return means nothing will complete: the completion routine of
+  // a refused request never runs (NTSTATUS.md, IRP semantics).
+  Req refused;
+  EXPECT_EQ(ifc_->CreateCq(ca_, 0, nullptr, nullptr, nullptr, nullptr, refused.p()),
+            STATUS_INVALID_PARAMETER_2);
+  Req port;
+  EXPECT_EQ(ifc_->GetCaPortEvent(ca_, 9, port.p()), STATUS_IB_INVALID_PORT);
+  // A refusal found later (kbv_cq_resize checks the size on the dispatch
+  // thread): STATUS_PENDING, then exactly one completion carrying it.
+  Req big;
+  ASSERT_EQ(ifc_->ResizeCq(cq, 1u << 30, nullptr, big.p()), STATUS_PENDING);
+  ASSERT_TRUE(big.wait());
+  EXPECT_EQ(big.status(), kbv_status_to_ntstatus(KBV_ERR_LIMIT_EXCEEDED));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(refused.count(), 0);
+  EXPECT_EQ(port.count(), 0);
+  EXPECT_EQ(big.count(), 1);
   // The same request object may not be submitted twice while pending.
   Req d;
   ASSERT_EQ(ifc_->DestroyCq(cq, nullptr, d.p()), STATUS_PENDING);
