@@ -210,16 +210,20 @@ TEST_F(DpModel, RcRnrNakWaitsForAReceiveThenDelivers) {
 TEST_F(DpModel, RcRnrRetryExhaustedEndsInRnrRetryExceeded) {
   open();
   ConnectOptions o;
-  o.min_rnr_nak = 1;
+  o.min_rnr_nak = 16;  // IBTA Table 45: 2.56 ms, carried in b's RNR NAKs
   o.rnr_retry = 2;
   o.ack_timeout = 16;  // 268 ms: no ack timeout resends anything meanwhile
   pair(prm::qpc_st::kRc, o);
   ASSERT_FALSE(HasFailure());
   // One message alone on the wire (a second one would draw PSN sequence
   // NAKs whose resends add RNR NAKs): the first try and two retries.
+  const auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 100)).is_ok());
   auto wa = poll_cq(*a.cq, 1);
   ASSERT_EQ(wa.size(), 1u);
+  // The requester waited the responder's RNR timer before each of the two
+  // retries (a lower bound: a slow machine only waits longer).
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::microseconds(2 * 2560));
   EXPECT_EQ(wa[0].syndrome, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
   EXPECT_EQ(b.node->model->engine_stats().rnr_naks_sent, 3u);
   EXPECT_EQ(query(*qa).state, prm::qp_state::kErr);
