@@ -265,6 +265,55 @@ TEST_F(VerbsData, CompletionNotificationAfterArming) {
   ASSERT_EQ(poll_n(a.cq, 2).size(), 2u);
 }
 
+TEST_F(VerbsData, SolicitedOnlyArmAndCancelledArm) {
+  open_pair(KBV_QPT_RC);
+  ASSERT_FALSE(HasFailure());
+  kbv_eq_t eq = make_eq();
+  kbv_sge_t r = b.sge(0, 4096);
+  kbv_recv_wr_t rw{9, &r, 1, 0};
+  kbv_sge_t s = a.sge(0, 64);
+  kbv_send_wr_t plain = swr(1, KBV_WR_SEND, &s, 1);
+  kbv_send_wr_t solicited = swr(2, KBV_WR_SEND, &s, 1);
+  solicited.flags |= KBV_SEND_SOLICITED;
+  // Armed for solicited completions only: an unsolicited receive completes
+  // without an event, the solicited one raises it (IBTA 11.4.2.2).
+  ASSERT_EQ(kbv_cq_arm(b.cq, 1, eq, 50), KBV_PENDING);
+  ASSERT_EQ(kbv_post_recv(b.qp, &rw, 1, nullptr), KBV_SUCCESS);
+  ASSERT_EQ(kbv_post_send(a.qp, &plain, 1, nullptr), KBV_SUCCESS);
+  ASSERT_EQ(poll_n(b.cq, 1).size(), 1u);
+  EXPECT_TRUE(wait_events(eq, 1, 100ms).empty());
+  ASSERT_EQ(kbv_post_recv(b.qp, &rw, 1, nullptr), KBV_SUCCESS);
+  ASSERT_EQ(kbv_post_send(a.qp, &solicited, 1, nullptr), KBV_SUCCESS);
+  kbv_event_t ev = wait_event(eq);
+  EXPECT_EQ(ev.type, static_cast<uint32_t>(KBV_EVENT_COMP_NOTIFY));
+  EXPECT_EQ(ev.user_data, 50u);
+  EXPECT_EQ(ev.status, KBV_SUCCESS);
+  auto wc = poll_n(b.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 9u);
+  // An armed request cancelled by its user_data: one CANCELLED event, and
+  // the completion that follows raises nothing.
+  ASSERT_EQ(kbv_cq_arm(b.cq, 0, eq, 51), KBV_PENDING);
+  EXPECT_EQ(kbv_eq_cancel(eq, 51), KBV_SUCCESS);
+  ev = wait_event(eq);
+  EXPECT_EQ(ev.type, static_cast<uint32_t>(KBV_EVENT_COMP_NOTIFY));
+  EXPECT_EQ(ev.user_data, 51u);
+  EXPECT_EQ(ev.status, KBV_ERR_CANCELLED);
+  ASSERT_EQ(kbv_post_recv(b.qp, &rw, 1, nullptr), KBV_SUCCESS);
+  ASSERT_EQ(kbv_post_send(a.qp, &plain, 1, nullptr), KBV_SUCCESS);
+  ASSERT_EQ(poll_n(b.cq, 1).size(), 1u);
+  EXPECT_TRUE(wait_events(eq, 1, 100ms).empty());
+  // Arming again works: the next completion raises the event.
+  ASSERT_EQ(kbv_cq_arm(b.cq, 0, eq, 52), KBV_PENDING);
+  ASSERT_EQ(kbv_post_recv(b.qp, &rw, 1, nullptr), KBV_SUCCESS);
+  ASSERT_EQ(kbv_post_send(a.qp, &plain, 1, nullptr), KBV_SUCCESS);
+  ev = wait_event(eq);
+  EXPECT_EQ(ev.user_data, 52u);
+  EXPECT_EQ(ev.status, KBV_SUCCESS);
+  ASSERT_EQ(poll_n(b.cq, 1).size(), 1u);
+  ASSERT_EQ(poll_n(a.cq, 4).size(), 4u);
+}
+
 TEST_F(VerbsData, CqResizeKeepsItsQueuePairs) {
   open_pair(KBV_QPT_RC);
   ASSERT_FALSE(HasFailure());
