@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // The peer process of the two-process data-path test: its own model HCA
-// (its own 127.0.0.N), kbv's driver, one RC QP and one UD QP. It tells the
+// (its own 127.0.0.N), kbv's driver, one RC QP, one UD QP and one UC QP. It tells the
 // test its addresses over the socketpair fd given as argv[1], then on each
 // command checks what arrived over the wire byte for byte and answers with
 // a verdict (dp_peer_proto.hpp).
@@ -29,6 +29,8 @@ struct Peer {
   std::unique_ptr<DpQp> rc;
   std::unique_ptr<DpCq> ud_cq;
   std::unique_ptr<DpQp> ud;
+  std::unique_ptr<DpCq> uc_cq;
+  std::unique_ptr<DpQp> uc_qp;
   std::string err;
 
   bool fail(const std::string& what) {
@@ -77,9 +79,18 @@ struct Peer {
     if (!u) return fail("ud qp: " + u.status().to_string());
     ud = std::move(*u);
     if (Status s = to_rts_ud(*ud, p::kUdQkey); !s.is_ok()) return fail("ud rts: " + s.to_string());
+    auto ucc = make_cq(*node);
+    if (!ucc) return fail("uc cq: " + ucc.status().to_string());
+    uc_cq = std::move(*ucc);
+    QpOptions co;
+    co.st = prm::qpc_st::kUc;
+    auto ucq = make_qp(*node, *uc_cq, *uc_cq, co);
+    if (!ucq) return fail("uc qp: " + ucq.status().to_string());
+    uc_qp = std::move(*ucq);
     // Receives before the peer learns the QPN: nothing can arrive earlier.
     return post_recvs(*rc, p::kRecvOff, p::kRecvSlots, p::kRecvSlot) &&
-           post_recvs(*ud, p::kUdOff, 4, p::kUdBytes + 40);
+           post_recvs(*ud, p::kUdOff, 4, p::kUdBytes + 40) &&
+           post_recvs(*uc_qp, p::kUcOff, 2, 4096);
   }
 
   bool check_recv(const hca::WorkCompletion& wc, size_t slot, uint32_t bytes, uint32_t seed,
@@ -161,6 +172,28 @@ struct Peer {
     return check((wcs[1].flags & hca::wc_flags::kImm) != 0 && wcs[1].imm == p::kImm, "ud send-imm");
   }
 
+  bool check_uc() {
+    // UC: a SEND with immediate into the first receive, an RDMA WRITE with
+    // immediate consuming the second; no ACKs came back for either.
+    auto wcs = poll_cq(*uc_cq, 2);
+    if (!check(wcs.size() == 2, "uc: " + std::to_string(wcs.size()) + " of 2 receives"))
+      return false;
+    const auto& s = wcs[0];
+    const auto& w = wcs[1];
+    if (!check(s.status == KBV_SUCCESS && w.status == KBV_SUCCESS, "uc status") ||
+        !check(s.wr_id == 100 && w.wr_id == 101, "uc receive order") ||
+        !check(s.opcode == hca::WcOpcode::kRecv && w.opcode == hca::WcOpcode::kRecvRdmaImm,
+               "uc opcodes") ||
+        !check(s.byte_len == p::kUcSendBytes && w.byte_len == p::kUcWriteBytes, "uc byte_len") ||
+        !check((s.flags & hca::wc_flags::kImm) && s.imm == p::kUcImm, "uc send-imm") ||
+        !check((w.flags & hca::wc_flags::kImm) && w.imm == p::kUcWriteImm, "uc write-imm"))
+      return false;
+    size_t bad = check_pattern(buf->data + p::kUcOff, p::kUcSendBytes, p::kUcSendSeed);
+    if (!check(bad == p::kUcSendBytes, "uc send: byte " + std::to_string(bad))) return false;
+    bad = check_pattern(buf->data + p::kUcWriteOff, p::kUcWriteBytes, p::kUcWriteSeed);
+    return check(bad == p::kUcWriteBytes, "uc write: byte " + std::to_string(bad));
+  }
+
   void reply(bool ok) {
     p::Verdict v{};
     v.ok = ok ? 1 : 0;
@@ -177,6 +210,8 @@ struct Peer {
       h.rc_qpn = rc->qpn();
       h.rc_psn = 0x300;
       h.ud_qpn = ud->qpn();
+      h.uc_qpn = uc_qp->qpn();
+      h.uc_psn = 0x500;
       h.rkey = buf->rkey();
       h.addr = buf->addr();
     }
@@ -192,12 +227,22 @@ struct Peer {
     pi.psn = peer.rc_psn;
     Status s = connect_qp(*rc, pi, h.rc_psn);
     if (!s.is_ok()) fail("connect: " + s.to_string());
+    if (s.is_ok()) {
+      PeerInfo ui = pi;
+      ui.qpn = peer.uc_qpn;
+      ui.psn = peer.uc_psn;
+      s = connect_qp(*uc_qp, ui, h.uc_psn);
+      if (!s.is_ok()) fail("uc connect: " + s.to_string());
+    }
     reply(s.is_ok());
     for (;;) {
       uint32_t cmd = 0;
       if (!p::read_all(fd, &cmd, sizeof cmd)) return 2;
       if (cmd == p::kQuit) break;
-      bool r = cmd == p::kCheckRc ? check_rc() : cmd == p::kCheckUd ? check_ud() : false;
+      bool r = cmd == p::kCheckRc   ? check_rc()
+               : cmd == p::kCheckUd ? check_ud()
+               : cmd == p::kCheckUc ? check_uc()
+                                    : false;
       reply(r);
     }
     int rc_exit = 0;
@@ -208,6 +253,8 @@ struct Peer {
     };
     step("destroy rc qp", destroy_qp(*rc));
     step("destroy ud qp", destroy_qp(*ud));
+    step("destroy uc qp", destroy_qp(*uc_qp));
+    step("destroy uc cq", node->sync_status([&](auto cb) { return uc_cq->cq->destroy(cb); }));
     step("destroy cq", node->sync_status([&](auto cb) { return cq->cq->destroy(cb); }));
     step("destroy ud cq", node->sync_status([&](auto cb) { return ud_cq->cq->destroy(cb); }));
     step("dereg", dereg_buffer(*node, *buf));

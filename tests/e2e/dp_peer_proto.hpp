@@ -22,10 +22,12 @@ inline constexpr size_t kBufBytes = 256 * 1024;
 inline constexpr size_t kRecvOff = 0;  // receive slots, kRecvSlot bytes each
 inline constexpr size_t kRecvSlot = 16 * 1024;
 inline constexpr uint32_t kRecvSlots = 8;
-inline constexpr size_t kWriteOff = 128 * 1024;   // RDMA WRITE target
-inline constexpr size_t kReadOff = 160 * 1024;    // RDMA READ source (pattern kReadSeed)
-inline constexpr size_t kAtomicOff = 192 * 1024;  // two 8-byte counters
-inline constexpr size_t kUdOff = 208 * 1024;      // UD receive slots (GRH + payload)
+inline constexpr size_t kWriteOff = 128 * 1024;    // RDMA WRITE target
+inline constexpr size_t kReadOff = 160 * 1024;     // RDMA READ source (pattern kReadSeed)
+inline constexpr size_t kAtomicOff = 192 * 1024;   // two 8-byte counters
+inline constexpr size_t kUdOff = 208 * 1024;       // UD receive slots (GRH + payload)
+inline constexpr size_t kUcOff = 224 * 1024;       // UC receive slot
+inline constexpr size_t kUcWriteOff = 232 * 1024;  // UC RDMA WRITE target
 inline constexpr uint32_t kReadSeed = 77;
 
 // Message sizes and seeds the requester (test) uses; the peer checks them.
@@ -51,6 +53,12 @@ inline constexpr uint32_t kBackSeed = 21;
 inline constexpr uint32_t kUdQkey = 0x11110000;
 inline constexpr uint32_t kUdBytes = 512;
 inline constexpr uint32_t kUdSeed = 31;
+inline constexpr uint32_t kUcSendBytes = 3000;  // three packets, SEND with immediate
+inline constexpr uint32_t kUcSendSeed = 41;
+inline constexpr uint32_t kUcImm = 0x0C0C0C01;
+inline constexpr uint32_t kUcWriteBytes = 5000;  // five packets, RDMA WRITE with immediate
+inline constexpr uint32_t kUcWriteSeed = 42;
+inline constexpr uint32_t kUcWriteImm = 0x0C0C0C02;
 
 struct Hello {
   uint8_t gid[16];
@@ -58,6 +66,8 @@ struct Hello {
   uint32_t rc_qpn;
   uint32_t rc_psn;
   uint32_t ud_qpn;
+  uint32_t uc_qpn;
+  uint32_t uc_psn;
   uint32_t rkey;
   uint64_t addr;  // the registered buffer's address (the key's start)
 };
@@ -66,6 +76,7 @@ enum Cmd : uint32_t {
   kCheckRc = 1,  // poll the RC receives, check the data, send back
   kCheckUd = 2,  // poll the UD receives and check them
   kQuit = 3,
+  kCheckUc = 4,  // poll the UC receives (SEND_IMM, RDMA WRITE_IMM) and check them
 };
 
 struct Verdict {

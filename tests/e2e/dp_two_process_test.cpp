@@ -4,7 +4,8 @@
 // peer process (dp_peer.cpp, path in $KBV_DP_PEER), each with kbv's driver,
 // exchange every RC opcode (SEND, SEND with immediate, inline SEND, RDMA
 // WRITE, RDMA WRITE with immediate, RDMA READ, compare-and-swap,
-// fetch-and-add) and UD SENDs over the RoCEv2 wire on loopback; both sides
+// fetch-and-add), UC SEND and RDMA WRITE with immediate (multi-packet, no
+// ACKs) and UD SENDs over the RoCEv2 wire on loopback; both sides
 // check the data byte for byte. Only addresses and verdicts travel over the
 // socketpair (dp_peer_proto.hpp).
 #include <gtest/gtest.h>
@@ -94,6 +95,13 @@ TEST_F(TwoProcess, EveryOpcodeCrossesTheWireByteForByte) {
   ASSERT_TRUE(ur.has_value()) << ur.status().to_string();
   DpQp& ud = **ur;
   ASSERT_TRUE(to_rts_ud(ud, 0x2222).is_ok());
+  auto uccq = make_cq(n);
+  ASSERT_TRUE(uccq.has_value());
+  QpOptions co;
+  co.st = prm::qpc_st::kUc;
+  auto ucr = make_qp(n, **uccq, **uccq, co);
+  ASSERT_TRUE(ucr.has_value()) << ucr.status().to_string();
+  DpQp& uc = **ucr;
 
   // Addresses: the peer's, then ours.
   p::Hello peer{};
@@ -106,6 +114,8 @@ TEST_F(TwoProcess, EveryOpcodeCrossesTheWireByteForByte) {
   me.rc_qpn = rc.qpn();
   me.rc_psn = 0xFFFFF0;  // our PSNs wrap past 2^24 during the test
   me.ud_qpn = ud.qpn();
+  me.uc_qpn = uc.qpn();
+  me.uc_psn = 0xFFFFFE;  // wraps during the UC WRITE
   me.rkey = buf.rkey();
   me.addr = buf.addr();
   ASSERT_TRUE(p::write_all(fd_, &me, sizeof me));
@@ -116,6 +126,10 @@ TEST_F(TwoProcess, EveryOpcodeCrossesTheWireByteForByte) {
   pi.qpn = peer.rc_qpn;
   pi.psn = peer.rc_psn;
   ASSERT_TRUE(connect_qp(rc, pi, me.rc_psn).is_ok());
+  PeerInfo ui = pi;
+  ui.qpn = peer.uc_qpn;
+  ui.psn = peer.uc_psn;
+  ASSERT_TRUE(connect_qp(uc, ui, me.uc_psn).is_ok());
   expect_verdict("peer connect");
   ASSERT_FALSE(HasFailure());
 
@@ -248,10 +262,42 @@ TEST_F(TwoProcess, EveryOpcodeCrossesTheWireByteForByte) {
   command(p::kCheckUd);
   expect_verdict("UD checks");
 
+  // UC: SEND with immediate and RDMA WRITE with immediate, several packets
+  // each; the requester completes them without any acknowledgement.
+  fill_pattern(d + 65536, p::kUcSendBytes, p::kUcSendSeed);
+  fill_pattern(d + 98304, p::kUcWriteBytes, p::kUcWriteSeed);
+  hca::Sge c0 = buf.sge(65536, p::kUcSendBytes), c1 = buf.sge(98304, p::kUcWriteBytes);
+  hca::SendWr cw[2];
+  for (int i = 0; i < 2; ++i) {
+    cw[i].wr_id = 60 + i;
+    cw[i].flags = sf::kSignaled;
+  }
+  cw[0].opcode = WrOpcode::kSendImm;
+  cw[0].sg = std::span(&c0, 1);
+  cw[0].imm = p::kUcImm;
+  cw[1].opcode = WrOpcode::kRdmaWriteImm;
+  cw[1].sg = std::span(&c1, 1);
+  cw[1].remote_addr = peer.addr + p::kUcWriteOff;
+  cw[1].rkey = peer.rkey;
+  cw[1].imm = p::kUcWriteImm;
+  const uint64_t rx_before = n.model->engine_stats().rx_packets;
+  ASSERT_TRUE(uc.sq->post(cw).is_ok());
+  auto cwcs = poll_cq(**uccq, 2);
+  ASSERT_EQ(cwcs.size(), 2u);
+  EXPECT_EQ(cwcs[0].status, KBV_SUCCESS);
+  EXPECT_EQ(cwcs[0].wr_id, 60u);
+  EXPECT_EQ(cwcs[1].status, KBV_SUCCESS);
+  EXPECT_EQ(cwcs[1].opcode, WcOpcode::kRdmaWrite);
+  command(p::kCheckUc);
+  expect_verdict("UC checks");
+  EXPECT_EQ(n.model->engine_stats().rx_packets, rx_before) << "UC: nothing comes back";
+
   command(p::kQuit);
   exit_checked_ = true;
   EXPECT_TRUE(destroy_qp(rc).is_ok());
   EXPECT_TRUE(destroy_qp(ud).is_ok());
+  EXPECT_TRUE(destroy_qp(uc).is_ok());
+  EXPECT_TRUE(n.sync_status([&](auto cb) { return (*uccq)->cq->destroy(cb); }).is_ok());
   EXPECT_TRUE(n.sync_status([&](auto cb) { return cq.cq->destroy(cb); }).is_ok());
   EXPECT_TRUE(n.sync_status([&](auto cb) { return (*ucq)->cq->destroy(cb); }).is_ok());
   EXPECT_TRUE(dereg_buffer(n, buf).is_ok());
