@@ -34,7 +34,8 @@
 // and GRH, ACK coalescing). Errors: an error CQE moves the QP to ERR (the
 // state QUERY_QP reports) and every outstanding and later posted WQE
 // completes with WR_FLUSH_ERR (0x05), send and receive side; a UD / UC send
-// error moves it to SQE instead (send side only, IBTA 10.3.1).
+// error moves it to SQE instead (send side only, IBTA 10.3.1); a UC RDMA
+// WRITE the responder refuses is dropped silently (responder.cpp).
 //
 // Limits and what is not modelled: at most Transport::kWindow (128) RC PSNs
 // in flight per QP; a 16-entry atomic replay cache per responder (enough
