@@ -107,7 +107,12 @@ TEST_F(HcaOnModel, BringUpReadsCapsAndTeardownReturnsEveryPage) {
 }
 
 TEST_F(HcaOnModel, PortGoesActiveWithAPortChangeEvent) {
-  open();
+  // As on silicon, a link that trains before the driver's async EQ exists
+  // raises no event (the driver would read the vport state): give bring-up
+  // ample time to create the EQ first, also on a loaded machine under ASan.
+  sim::ModelConfig mcfg;
+  mcfg.link_up_delay = 500ms;
+  open(mcfg);
   ASSERT_TRUE(poll_until([&] {
     for (const auto& e : events_)
       if (e.type == static_cast<uint8_t>(prm::EventType::PORT_CHANGE)) return true;
