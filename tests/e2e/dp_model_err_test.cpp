@@ -454,6 +454,26 @@ TEST_F(DpModel, ModifyToErrorFlushesPostedReceives) {
   }
 }
 
+// The drain pattern (kernel mlx5_ib_drain_rq): move the QP to ERR, then
+// post one receive — only the doorbell record changes, mlx5 has no receive
+// doorbell — and wait for its flush completion. Nothing else wakes the
+// model's engine meanwhile.
+TEST_F(DpModel, ReceivePostedAfterErrorIsFlushedWithoutAnyOtherTraffic) {
+  open();
+  pair(prm::qpc_st::kRc);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(
+      b.node->sync_status([&](auto cb) { return qb->qp->modify(QpTransition::kToErr, {}, 0, cb); })
+          .is_ok());
+  EXPECT_TRUE(drain_cq(*b.cq, std::chrono::milliseconds(20)).empty());
+  ASSERT_TRUE(post_recv(*qb, 77, b.buf->sge(0, 64)).is_ok());
+  auto wb = poll_cq(*b.cq, 1, std::chrono::seconds(5));
+  ASSERT_EQ(wb.size(), 1u) << "the drain receive never completed";
+  EXPECT_EQ(wb[0].wr_id, 77u);
+  EXPECT_EQ(wb[0].syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  EXPECT_EQ(wb[0].status, KBV_ERR_WR_FLUSHED);
+}
+
 TEST_F(DpModel, CqOverrunRaisesACqErrorEvent) {
   open();
   auto small = make_cq(*b.node, 4);

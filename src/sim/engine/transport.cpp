@@ -15,6 +15,8 @@ constexpr const char* kLog = "sim.engine";
 constexpr uint64_t kUarPage = 4096;
 constexpr uint32_t kCqDoorbell = 0x20;      // PRM.md "Data path"
 constexpr uint32_t kBlueFlameBase = 0x800;  // BlueFlame registers, 256-B halves
+// How often the RQ doorbell record of a QP in error is read (see run()).
+constexpr std::chrono::milliseconds kErrRqPoll{5};
 namespace qs = prm::qp_state;
 }  // namespace
 
@@ -162,6 +164,14 @@ Clock::time_point Transport::run() {
   for (auto& [qpn, q] : t.qps) {
     if (q.state == qs::kErr) {
       flush(q, dp(q));
+      // mlx5 has no receive doorbell, yet receives posted to a QP in error
+      // complete with flush errors: mlx5_ib_drain_rq (kernel
+      // drivers/infiniband/hw/mlx5/qp.c) moves the QP to ERR, posts one
+      // receive (doorbell record only) and waits for its CQE. So the device
+      // keeps reading the RQ doorbell record of a QP in error: here every
+      // kErrRqPoll while such a QP exists (idle otherwise).
+      if (q.rq_type == prm::qpc_rq_type::kNonZeroRq && q.rq_bytes != 0)
+        next = std::min(next, now + kErrRqPoll);
       continue;
     }
     if (!q.dp_state) continue;
