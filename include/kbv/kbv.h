@@ -614,6 +614,14 @@ typedef enum kbv_wc_opcode {
   KBV_WC_UNKNOWN = 7,
 } kbv_wc_opcode_t;
 
+/* kbv_wc.network_hdr_type (mlx5 CQE flags_rqpn bits 25:24, as the kernel's
+ * mlx5_ib handle_responder reads them). */
+typedef enum kbv_wc_network_hdr {
+  KBV_WC_NETWORK_GRH = 0,  /* an IB GRH (RoCE v1) fills the 40 bytes */
+  KBV_WC_NETWORK_IPV6 = 1, /* RoCE v2 over IPv6: the IPv6 header fills them */
+  KBV_WC_NETWORK_IPV4 = 2, /* RoCE v2 over IPv4: the IPv4 header is in bytes 20..39 */
+} kbv_wc_network_hdr_t;
+
 /* kbv_wc.flags */
 #define KBV_WC_WITH_IMM (1u << 0)
 #define KBV_WC_WITH_GRH (1u << 1) /* UD: a 40-byte GRH precedes the data */
@@ -632,7 +640,10 @@ typedef struct kbv_wc {
   uint8_t sl;
   uint8_t syndrome;   /* CQE syndrome (mlx5dv.h MLX5_CQE_SYNDROME_*) for errors */
   uint8_t vendor_err; /* CQE vendor_err_synd */
-  uint8_t reserved[7];
+  /* With KBV_WC_WITH_GRH: what the 40-byte GRH area in front of the data
+   * holds (kbv_wc_network_hdr_t; ibv_wc network_hdr_type's role). */
+  uint8_t network_hdr_type;
+  uint8_t reserved[6];
 } kbv_wc_t;
 
 #ifdef __cplusplus

@@ -135,7 +135,10 @@ void CqPoller::decode(const mlx5_cqe64& cqe, uint8_t opcode, WorkCompletion& wc)
       wc.byte_len = be32toh(cqe.byte_cnt);
       const uint32_t fr = be32toh(cqe.flags_rqpn);
       wc.src_qp = fr & 0xFFFFFF;
-      if ((fr >> 28) & 3) wc.flags |= wc_flags::kGrh;
+      if ((fr >> 28) & 3) {
+        wc.flags |= wc_flags::kGrh;
+        wc.l3_type = static_cast<uint8_t>((fr >> 24) & 3);
+      }
       return;
     }
     case MLX5_CQE_REQ_ERR:

@@ -87,7 +87,19 @@ struct WorkCompletion {
   uint32_t flags = 0;  // wc_flags
   uint8_t syndrome = 0;
   uint8_t vendor_err = 0;
+  // Responder CQEs with kGrh: what the 40-byte GRH area holds — the CQE's
+  // RoCE packet type, flags_rqpn bits 25:24 (kernel mlx5_ib cq.c
+  // handle_responder: 0 = IB GRH (RoCE v1), 1 = IPv6, 2 = IPv4 header in
+  // the area's last 20 bytes; RoCE v2).
+  uint8_t l3_type = 0;
 };
+
+// WorkCompletion::l3_type values (mlx5 CQE roce packet type).
+namespace wc_l3 {
+inline constexpr uint8_t kGrh = 0;
+inline constexpr uint8_t kIpv6 = 1;
+inline constexpr uint8_t kIpv4 = 2;
+}  // namespace wc_l3
 
 struct CqRing {
   std::byte* buf = nullptr;  // ncqe 64-byte CQEs

@@ -195,6 +195,7 @@ int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n) {
       w.src_qp = s.src_qp;
       w.syndrome = s.syndrome;
       w.vendor_err = s.vendor_err;
+      w.network_hdr_type = s.l3_type;
     }
     total += static_cast<uint32_t>(got);
     if (got < m) break;

@@ -69,6 +69,7 @@ TEST_F(DpModel, UdSendPlacesTheGrhAreaAndDropsAQkeyMismatch) {
   EXPECT_EQ(wb[0].byte_len, 40u + 2000u);
   EXPECT_EQ(wb[0].src_qp, qa->qpn());
   EXPECT_TRUE(wb[0].flags & hca::wc_flags::kGrh);
+  EXPECT_EQ(wb[0].l3_type, hca::wc_l3::kIpv4) << "RoCE v2 over IPv4 loopback";
   EXPECT_TRUE(wb[0].flags & hca::wc_flags::kImm);
   EXPECT_EQ(wb[0].imm, 0x0BADF00Du);
   EXPECT_EQ(check_pattern(b.buf->data + 40, 2000, 31), 2000u);

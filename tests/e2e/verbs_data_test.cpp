@@ -402,6 +402,7 @@ TEST_F(VerbsData, UdSendWithAddressHandle) {
   EXPECT_EQ(wb[0].status, KBV_SUCCESS);
   EXPECT_EQ(wb[0].byte_len, 40u + 512);
   EXPECT_TRUE(wb[0].flags & KBV_WC_WITH_GRH);
+  EXPECT_EQ(wb[0].network_hdr_type, KBV_WC_NETWORK_IPV4) << "the IPv4 header in bytes 20..39";
   EXPECT_TRUE(wb[0].flags & KBV_WC_WITH_IMM);
   EXPECT_EQ(wb[0].imm, 0x01020304u);
   EXPECT_EQ(wb[0].src_qp, a.qpn);

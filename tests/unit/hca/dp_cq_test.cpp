@@ -127,7 +127,10 @@ TEST_F(DpCqTest, ResponderCompletions) {
   ASSERT_TRUE(p.has_value());
   ASSERT_TRUE(p->attach(kQpn, nullptr, &*rq, nullptr).is_ok());
 
-  put(0, {.opcode = MLX5_CQE_RESP_SEND, .byte_cnt = 1000, .flags_rqpn = 0x20000000 | 0x4321});
+  // GRH in the buffer (bits 29:28 = 1), RoCE v2 over IPv6 (bits 25:24 = 1).
+  put(0, {.opcode = MLX5_CQE_RESP_SEND,
+          .byte_cnt = 1000,
+          .flags_rqpn = 0x10000000 | 0x01000000 | 0x4321});
   put(1, {.opcode = MLX5_CQE_RESP_SEND_IMM, .byte_cnt = 4, .imm = 0xFEEDF00D});
   put(2, {.opcode = MLX5_CQE_RESP_WR_IMM, .byte_cnt = 4096, .imm = 0x12345678});
   WorkCompletion wc[4];
@@ -137,6 +140,8 @@ TEST_F(DpCqTest, ResponderCompletions) {
   EXPECT_EQ(wc[0].byte_len, 1000u);
   EXPECT_EQ(wc[0].src_qp, 0x4321u);
   EXPECT_EQ(wc[0].flags, wc_flags::kGrh);
+  EXPECT_EQ(wc[0].l3_type, wc_l3::kIpv6);
+  EXPECT_EQ(wc[1].l3_type, 0u) << "no GRH, no network header type";
   EXPECT_EQ(wc[1].wr_id, 2u);
   EXPECT_EQ(wc[1].opcode, WcOpcode::kRecv);
   EXPECT_EQ(wc[1].flags, wc_flags::kImm);
