@@ -490,6 +490,56 @@ NTSTATUS QueryQp(IB_QP* const pQp, IB_QP_ATTR* const pAttr, CI_UDATA* const pUse
   return r->result(d->pump());
 }
 
+static NTSTATUS to_recv_wr(const NtQp&, const IB_RECV_WR& w, kbv_sge_t* sges, kbv_recv_wr_t* o) {
+  for (ULONG i = 0; i < w.SgeCount; ++i) {
+    if (w.Sge[i] == nullptr) return STATUS_INVALID_PARAMETER;
+    sges[i] =
+        kbv_sge_t{reinterpret_cast<uintptr_t>(w.Sge[i]->Address), w.Sge[i]->Length, w.Sge[i]->LKey};
+  }
+  *o = kbv_recv_wr_t{w.WrId, w.SgeCount != 0 ? sges : nullptr, w.SgeCount, 0};
+  return STATUS_SUCCESS;
+}
+
+// Posts the RFC's linked list `first` through kbv's array calls, kPostChunk
+// work requests at a time: each chunk is converted (convert: IB_* WR ->
+// kbv WR, its SGEs into per-thread storage sized before any pointer into it
+// is taken) and posted with one call. The first refused WR (by conversion
+// or by kbv) stops the list and is returned in *failed (seed 000
+// PPOST_SEND / PPOST_RECV); the ones before it are posted.
+template <class IbWr, class KbvWr, class Convert, class Post>
+NTSTATUS post_linked(NtQp& qp, const IbWr* first, IbWr** const failed, Convert convert, Post post) {
+  thread_local std::vector<kbv_sge_t> sges;
+  KbvWr wrs[kPostChunk];
+  const IbWr* chunk_wr[kPostChunk];
+  const IbWr* w = first;
+  while (w != nullptr) {
+    size_t need = 0;
+    uint32_t n = 0;
+    for (const IbWr* x = w; x != nullptr && n < kPostChunk; x = x->pNext, ++n) need += x->SgeCount;
+    if (sges.size() < need) sges.resize(need);
+    n = 0;
+    size_t used = 0;
+    NTSTATUS bad = STATUS_SUCCESS;
+    for (; w != nullptr && n < kPostChunk; w = w->pNext) {
+      bad = convert(qp, *w, sges.data() + used, &wrs[n]);
+      if (bad != STATUS_SUCCESS) break;
+      used += w->SgeCount;
+      chunk_wr[n++] = w;
+    }
+    uint32_t bad_index = 0;
+    kbv_status_t st = n == 0 ? KBV_SUCCESS : post(qp.qp, wrs, n, &bad_index);
+    if (st != KBV_SUCCESS) {
+      if (failed != nullptr) *failed = const_cast<IbWr*>(chunk_wr[bad_index]);
+      return nt_of(st);
+    }
+    if (bad != STATUS_SUCCESS) {
+      if (failed != nullptr) *failed = const_cast<IbWr*>(w);
+      return bad;
+    }
+  }
+  return STATUS_SUCCESS;
+}
+
 NTSTATUS PostSend(IB_QP* const pQp, const IB_SEND_WR* pSendWr, IB_SEND_WR** const ppFailedSend) {
   if (pQp == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto qp = live_qp(pQp);
@@ -500,39 +550,8 @@ NTSTATUS PostSend(IB_QP* const pQp, const IB_SEND_WR* pSendWr, IB_SEND_WR** cons
   if (pSendWr == nullptr) return STATUS_INVALID_PARAMETER;
   if (ppFailedSend == nullptr && pSendWr->pNext != nullptr) return STATUS_INVALID_PARAMETER_3;
   if (qp->pd->ca->dev->dead()) return STATUS_FILE_FORCED_CLOSED;
-  thread_local std::vector<kbv_sge_t> sges;
-  kbv_send_wr_t wrs[kPostChunk];
-  const IB_SEND_WR* chunk_wr[kPostChunk];
-  const IB_SEND_WR* w = pSendWr;
-  while (w != nullptr) {
-    // Size the SGE storage for this chunk first (no pointer into it moves).
-    size_t need = 0;
-    uint32_t n = 0;
-    for (const IB_SEND_WR* x = w; x != nullptr && n < kPostChunk; x = x->pNext, ++n) {
-      need += x->SgeCount;
-    }
-    if (sges.size() < need) sges.resize(need);
-    n = 0;
-    size_t used = 0;
-    NTSTATUS bad = STATUS_SUCCESS;
-    for (; w != nullptr && n < kPostChunk; w = w->pNext) {
-      bad = to_send_wr(*qp, *w, sges.data() + used, &wrs[n]);
-      if (bad != STATUS_SUCCESS) break;
-      used += w->SgeCount;
-      chunk_wr[n++] = w;
-    }
-    uint32_t bad_index = 0;
-    kbv_status_t st = n == 0 ? KBV_SUCCESS : kbv_post_send(qp->qp, wrs, n, &bad_index);
-    if (st != KBV_SUCCESS) {
-      if (ppFailedSend != nullptr) *ppFailedSend = const_cast<IB_SEND_WR*>(chunk_wr[bad_index]);
-      return nt_of(st);
-    }
-    if (bad != STATUS_SUCCESS) {
-      if (ppFailedSend != nullptr) *ppFailedSend = const_cast<IB_SEND_WR*>(w);
-      return bad;
-    }
-  }
-  return STATUS_SUCCESS;
+  return post_linked<IB_SEND_WR, kbv_send_wr_t>(*qp, pSendWr, ppFailedSend, to_send_wr,
+                                                kbv_post_send);
 }
 
 NTSTATUS PostRecv(IB_QP* const pQp, const IB_RECV_WR* pRecvWr, IB_RECV_WR** const ppFailedRecv) {
@@ -542,47 +561,8 @@ NTSTATUS PostRecv(IB_QP* const pQp, const IB_RECV_WR* pRecvWr, IB_RECV_WR** cons
   if (pRecvWr == nullptr) return STATUS_INVALID_PARAMETER;
   if (ppFailedRecv == nullptr && pRecvWr->pNext != nullptr) return STATUS_INVALID_PARAMETER_3;
   if (qp->pd->ca->dev->dead()) return STATUS_FILE_FORCED_CLOSED;
-  thread_local std::vector<kbv_sge_t> sges;
-  kbv_recv_wr_t wrs[kPostChunk];
-  const IB_RECV_WR* chunk_wr[kPostChunk];
-  const IB_RECV_WR* w = pRecvWr;
-  while (w != nullptr) {
-    size_t need = 0;
-    uint32_t n = 0;
-    for (const IB_RECV_WR* x = w; x != nullptr && n < kPostChunk; x = x->pNext, ++n) {
-      need += x->SgeCount;
-    }
-    if (sges.size() < need) sges.resize(need);
-    n = 0;
-    size_t used = 0;
-    NTSTATUS bad = STATUS_SUCCESS;
-    for (; w != nullptr && n < kPostChunk; w = w->pNext) {
-      kbv_sge_t* s = sges.data() + used;
-      for (ULONG i = 0; i < w->SgeCount && bad == STATUS_SUCCESS; ++i) {
-        if (w->Sge[i] == nullptr) {
-          bad = STATUS_INVALID_PARAMETER;
-        } else {
-          s[i] = kbv_sge_t{reinterpret_cast<uintptr_t>(w->Sge[i]->Address), w->Sge[i]->Length,
-                           w->Sge[i]->LKey};
-        }
-      }
-      if (bad != STATUS_SUCCESS) break;
-      wrs[n] = kbv_recv_wr_t{w->WrId, w->SgeCount != 0 ? s : nullptr, w->SgeCount, 0};
-      used += w->SgeCount;
-      chunk_wr[n++] = w;
-    }
-    uint32_t bad_index = 0;
-    kbv_status_t st = n == 0 ? KBV_SUCCESS : kbv_post_recv(qp->qp, wrs, n, &bad_index);
-    if (st != KBV_SUCCESS) {
-      if (ppFailedRecv != nullptr) *ppFailedRecv = const_cast<IB_RECV_WR*>(chunk_wr[bad_index]);
-      return nt_of(st);
-    }
-    if (bad != STATUS_SUCCESS) {
-      if (ppFailedRecv != nullptr) *ppFailedRecv = const_cast<IB_RECV_WR*>(w);
-      return bad;
-    }
-  }
-  return STATUS_SUCCESS;
+  return post_linked<IB_RECV_WR, kbv_recv_wr_t>(*qp, pRecvWr, ppFailedRecv, to_recv_wr,
+                                                kbv_post_recv);
 }
 
 NTSTATUS GetQpAsyncEvent(IB_QP* const pQp, IB_REQUEST* const pRequest) {

@@ -507,6 +507,46 @@ TEST_F(NtRc, PostSendReturnsTheFailedWorkRequest) {
   EXPECT_EQ(a_.ifc->PostSend(a_.qp, nullptr, &failed), STATUS_INVALID_PARAMETER);
 }
 
+// PostRecv walks its list like PostSend: a WR with a missing SGE stops it,
+// comes back in ppFailedRecv, and the WR before it was posted (a SEND lands
+// in it).
+TEST_F(NtRc, PostRecvReturnsTheFailedWorkRequest) {
+  IB_SGE rsge{b_.buf.data() + 2048, 64, b_.mr->LKey};
+  std::vector<std::vector<uint8_t>> mem(3, std::vector<uint8_t>(IB_RECV_WR_SIZE(1), 0));
+  IB_RECV_WR* w[3];
+  for (int i = 0; i < 3; ++i) {
+    w[i] = reinterpret_cast<IB_RECV_WR*>(mem[i].data());
+    w[i]->WrId = 300 + i;
+    w[i]->SgeCount = 1;
+    w[i]->Sge[0] = &rsge;
+  }
+  w[0]->pNext = w[1];
+  w[1]->pNext = w[2];
+  w[1]->Sge[0] = nullptr;
+  IB_RECV_WR* failed = nullptr;
+  EXPECT_EQ(b_.ifc->PostRecv(b_.qp, w[0], &failed), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(failed, w[1]);
+  EXPECT_EQ(b_.ifc->PostRecv(b_.qp, w[0], nullptr), STATUS_INVALID_PARAMETER_3);
+  // One SEND from a: it takes the one receive that was posted.
+  for (int k = 0; k < 32; ++k) a_.buf[k] = static_cast<uint8_t>(0xA0 + k);
+  IB_SGE ssge{a_.buf.data(), 32, a_.mr->LKey};
+  std::vector<uint8_t> sm(IB_SEND_WR_SIZE(1), 0);
+  auto* sw = reinterpret_cast<IB_SEND_WR*>(sm.data());
+  sw->WrId = 9;
+  sw->Type = IbSend;
+  sw->Flags = IB_WR_FLAG_SIGNALED;
+  sw->SgeCount = 1;
+  sw->Sge[0] = &ssge;
+  IB_SEND_WR* sfailed = nullptr;
+  ASSERT_EQ(a_.ifc->PostSend(a_.qp, sw, &sfailed), STATUS_SUCCESS);
+  auto got = b_.poll(b_.rcq, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].Status, IbWcSuccess);
+  EXPECT_EQ(got[0].WrId, 300u);
+  EXPECT_EQ(got[0].Length, 32u);
+  EXPECT_EQ(std::memcmp(b_.buf.data() + 2048, a_.buf.data(), 32), 0);
+}
+
 TEST_F(NtRc, CompletionCallbackAndInlineSuccessAfterAnEvent) {
   CompSeen seen;
   IB_REQUEST s = sync_req();
