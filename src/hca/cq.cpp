@@ -176,19 +176,9 @@ Status Cq::resize(uint32_t cqe, cmd::DoneStatus done) {
 }
 
 Status Cq::destroy(cmd::DoneStatus done) {
-  if (!done) return Status{KBV_ERR_INVALID_ARGUMENT};
-  if (!alive_) return Status{KBV_ERR_INVALID_HANDLE};
-  if (busy_) return Status{KBV_ERR_BUSY};
-  Status s = cmd::destroy_cq(hca_.cmdq(), cqn_, [this, done](Status st) {
-    busy_ = false;
-    if (st.is_ok()) {
-      alive_ = false;
-      mem_.reset();
-    }
-    done(st);
+  return destroy_queue_object(alive_, busy_, mem_, std::move(done), [this](cmd::DoneStatus cb) {
+    return cmd::destroy_cq(hca_.cmdq(), cqn_, std::move(cb));
   });
-  if (s == KBV_PENDING) busy_ = true;
-  return s;
 }
 
 }  // namespace kbv::hca

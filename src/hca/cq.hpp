@@ -78,6 +78,31 @@ class QueueMem {
   DmaBlock ring_, dbr_;
 };
 
+// The destroy step CQ, QP and SRQ share: refused while the object is gone
+// (KBV_ERR_INVALID_HANDLE) or another command on it is pending
+// (KBV_ERR_BUSY); otherwise `submit(callback)` issues the DESTROY_*
+// command, and on its success the object is dead and its queue memory freed
+// (the device no longer owns it). `alive`, `busy` and `mem` belong to the
+// object, which must outlive the pending destroy. Returns submit's status
+// (KBV_PENDING, or its refusal: nothing changed).
+template <class Submit>
+Status destroy_queue_object(bool& alive, bool& busy, QueueMem& mem, cmd::DoneStatus done,
+                            Submit submit) {
+  if (!done) return Status{KBV_ERR_INVALID_ARGUMENT};
+  if (!alive) return Status{KBV_ERR_INVALID_HANDLE};
+  if (busy) return Status{KBV_ERR_BUSY};
+  Status s = submit([&alive, &busy, &mem, done](Status st) {
+    busy = false;
+    if (st.is_ok()) {
+      alive = false;
+      mem.reset();
+    }
+    done(st);
+  });
+  if (s == KBV_PENDING) busy = true;
+  return s;
+}
+
 struct CqConfig {
   uint32_t cqe = 64;            // minimum number of CQEs
   int32_t c_eqn = -1;           // -1: the Hca's completion EQ

@@ -166,19 +166,9 @@ Status Qp::detach_mcast(const Gid& mgid, cmd::DoneStatus done) {
 }
 
 Status Qp::destroy(cmd::DoneStatus done) {
-  if (!done) return Status{KBV_ERR_INVALID_ARGUMENT};
-  if (!alive_) return Status{KBV_ERR_INVALID_HANDLE};
-  if (busy_) return Status{KBV_ERR_BUSY};
-  Status s = cmd::destroy_qp(hca_.cmdq(), qpn_, [this, done](Status st) {
-    busy_ = false;
-    if (st.is_ok()) {
-      alive_ = false;
-      mem_.reset();
-    }
-    done(st);
+  return destroy_queue_object(alive_, busy_, mem_, std::move(done), [this](cmd::DoneStatus cb) {
+    return cmd::destroy_qp(hca_.cmdq(), qpn_, std::move(cb));
   });
-  if (s == KBV_PENDING) busy_ = true;
-  return s;
 }
 
 }  // namespace kbv::hca

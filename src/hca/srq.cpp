@@ -66,19 +66,9 @@ Status Srq::query(cmd::Done<cmd::SrqInfo> done) {
 }
 
 Status Srq::destroy(cmd::DoneStatus done) {
-  if (!done) return Status{KBV_ERR_INVALID_ARGUMENT};
-  if (!alive_) return Status{KBV_ERR_INVALID_HANDLE};
-  if (busy_) return Status{KBV_ERR_BUSY};
-  Status s = cmd::destroy_srq(hca_.cmdq(), srqn_, [this, done](Status st) {
-    busy_ = false;
-    if (st.is_ok()) {
-      alive_ = false;
-      mem_.reset();
-    }
-    done(st);
+  return destroy_queue_object(alive_, busy_, mem_, std::move(done), [this](cmd::DoneStatus cb) {
+    return cmd::destroy_srq(hca_.cmdq(), srqn_, std::move(cb));
   });
-  if (s == KBV_PENDING) busy_ = true;
-  return s;
 }
 
 }  // namespace kbv::hca
