@@ -281,8 +281,9 @@ TEST_F(FwCmdq, TraceShowsEveryCommand) {
 }
 
 TEST_F(FwCmdq, SlotNotOwnedIsIgnored) {
-  host_->prepare(4, make_cmd(Opcode::NOP), 16);
-  prm::Ref<prm::cmd_layout>(host_->entry(4)).set(prm::cmd_layout::status_own, 0);
+  // Never handed over (setting the bit and clearing it again left a window in
+  // which a scan from another doorbell could count the slot a second time).
+  host_->prepare(4, make_cmd(Opcode::NOP), 16, 0x5a, /*hand_over=*/false);
   host_->ring(1u << 4);
   // A later command on another slot completes; slot 4 was not executed.
   ASSERT_TRUE(host_->exec(make_cmd(Opcode::NOP), 16, 5).done);

@@ -268,8 +268,10 @@ class TestHost {
 
   // Fill slot `slot` with `in` and an output of outlen bytes; ownership set.
   // Does not ring.
-  void prepare(unsigned slot, std::span<const std::byte> in, uint32_t outlen,
-               uint8_t token = 0x5a) {
+  // hand_over = false leaves the ownership bit clear (the entry stays
+  // software's), with no moment in which a firmware scan could see it owned.
+  void prepare(unsigned slot, std::span<const std::byte> in, uint32_t outlen, uint8_t token = 0x5a,
+               bool hand_over = true) {
     std::byte* e = entry(slot);
     std::memset(e, 0, prm::kCmdEntryBytes);
     prm::Ref<prm::cmd_layout> c(e);
@@ -282,7 +284,7 @@ class TestHost {
     c.set(prm::cmd_layout::out_ptr, build_chain(outlen, {}, token, &out_blocks_[slot]));
     outlen_[slot] = outlen;
     std::atomic_thread_fence(std::memory_order_release);
-    c.set(prm::cmd_layout::status_own, prm::kCmdOwnerHw);
+    if (hand_over) c.set(prm::cmd_layout::status_own, prm::kCmdOwnerHw);
   }
   void ring(uint32_t mask, bool trapped = true) {
     pci_.write32(prm::init_seg::kCmdDbellOff, mask, trapped);
