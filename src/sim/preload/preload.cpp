@@ -67,8 +67,10 @@ namespace {
 
 using kbv::sim::Kernel;
 
-thread_local bool t_in_model = false;
-std::atomic<bool> g_active{false};
+// Every namespace-scope variable here is constinit: another library's
+// constructor may call an interposer before this library's initialisers run.
+constinit thread_local bool t_in_model = false;
+constinit std::atomic<bool> g_active{false};
 
 // Marks "inside the model" for the current thread.
 struct InModel {
@@ -117,12 +119,27 @@ struct FakeDir {
   size_t pos = 0;
   struct dirent64 ent {};
 };
-std::mutex g_dirs_mu;
-std::set<void*>* g_dirs = new std::set<void*>;  // never destroyed
+// The open FakeDirs. Any library's constructor may call readdir/closedir
+// before this library's static initialisers ran (libnuma's does), so the
+// table is a function-local static and the fast path is a constant-initialised
+// counter: with no model directory open, real DIRs never touch the table.
+constinit std::atomic<int> g_fake_dirs{0};
+
+struct DirTable {
+  std::mutex mu;
+  std::set<void*> dirs;
+};
+
+DirTable& dir_table() {
+  static auto* t = new DirTable;  // never destroyed: used until process exit
+  return *t;
+}
 
 FakeDir* as_fake(DIR* d) {
-  std::lock_guard lk(g_dirs_mu);
-  return g_dirs->count(d) ? reinterpret_cast<FakeDir*>(d) : nullptr;
+  if (g_fake_dirs.load(std::memory_order_acquire) == 0) return nullptr;
+  DirTable& t = dir_table();
+  std::lock_guard lk(t.mu);
+  return t.dirs.count(d) ? reinterpret_cast<FakeDir*>(d) : nullptr;
 }
 
 struct dirent64* fake_next(FakeDir* f) {
@@ -514,8 +531,10 @@ __attribute__((visibility("default"))) DIR* opendir(const char* path) {
       return nullptr;
     }
     f->names.insert(f->names.begin(), {".", ".."});
-    std::lock_guard lk(g_dirs_mu);
-    g_dirs->insert(f);
+    DirTable& t = dir_table();
+    std::lock_guard lk(t.mu);
+    t.dirs.insert(f);
+    g_fake_dirs.fetch_add(1, std::memory_order_release);
     return reinterpret_cast<DIR*>(f);
   }
   KBV_NEXT("opendir", DIR * (*)(const char*));
@@ -539,8 +558,10 @@ __attribute__((visibility("default"))) struct dirent* readdir(DIR* d) {
 __attribute__((visibility("default"))) int closedir(DIR* d) {
   if (FakeDir* f = as_fake(d)) {
     {
-      std::lock_guard lk(g_dirs_mu);
-      g_dirs->erase(f);
+      DirTable& t = dir_table();
+      std::lock_guard lk(t.mu);
+      t.dirs.erase(f);
+      g_fake_dirs.fetch_sub(1, std::memory_order_release);
     }
     delete f;
     return 0;
