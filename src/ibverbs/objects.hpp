@@ -30,11 +30,16 @@
 
 #include <kbv/kbv.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
 namespace kbv::ibverbs {
+
+// Control-path state of a context (async event queue, object map, port
+// cache, locks): ibv-core's context.hpp.
+struct ContextState;
 
 // Linked ibv_send_wr / ibv_recv_wr lists are converted this many at a time
 // on the stack and posted with one kbv_post_* call per chunk.
@@ -49,13 +54,17 @@ inline constexpr uint32_t kPollChunk = 16;
 struct Context {
   verbs_context vctx;  // FIRST; vctx.context is the ibv_context programs hold
   kbv_device_t dev = KBV_HANDLE_NONE;
-  // Control-path state (device, event queues, async events, locks): ibv-core
-  // adds its fields here.
+  // Control-path state (device, event queues, async events, locks): ibv-core.
+  ContextState* state = nullptr;
 };
 
+// users: objects created on it and not destroyed yet (MRs, QPs, SRQs, AHs
+// on a PD; QPs on a CQ or SRQ). Destroying it while users remain is EBUSY and
+// leaves it valid, as the kernel's uverbs answers (ibv-core).
 struct Pd {
   ibv_pd pd;  // FIRST
   kbv_pd_t handle = KBV_HANDLE_NONE;
+  std::atomic<uint32_t> users{0};
 };
 
 struct Mr {
@@ -71,11 +80,19 @@ struct Ah {
 struct Srq {
   ibv_srq srq;  // FIRST
   kbv_srq_t handle = KBV_HANDLE_NONE;
+  std::atomic<uint32_t> users{0};
+  // What ibv_query_srq reports (the created size and the last limit set).
+  uint32_t max_wr = 0, max_sge = 0, srq_limit = 0;
 };
 
 struct Cq {
   ibv_cq_ex cqx;  // FIRST; starts with the ibv_cq fields
   kbv_cq_t handle = KBV_HANDLE_NONE;
+  std::atomic<uint32_t> users{0};
+  // A completion notification is requested (kbv_cq_arm) and its event not yet
+  // taken by ibv_get_cq_event: ibv_req_notify_cq does not arm again
+  // (ibv-core's channel.cpp).
+  std::atomic<bool> notify_armed{false};
   // ibv_create_cq_wc_flags the CQ was created with (ibv_create_cq: the
   // standard IBV_WC_STANDARD_FLAGS set); read_* functions for flags not
   // asked for are left NULL, as rdma-core does.
@@ -107,6 +124,9 @@ struct Qp {
   // Caps the QP was created with (after the device's rounding): bound the
   // wr_* batch storage.
   uint32_t max_send_wr = 0, max_send_sge = 0, max_inline_data = 0;
+  // The rest of what ibv_query_qp's init_attr reports (ibv-core).
+  uint32_t max_recv_wr = 0, max_recv_sge = 0;
+  bool sq_sig_all = false;
   // UD: the QP's Q_Key (set by ibv_modify_qp with IBV_QP_QKEY). A send WR
   // whose remote_qkey has bit 31 set uses it instead (IBTA 10.2.5 / o10-7.1).
   uint32_t qkey = 0;
