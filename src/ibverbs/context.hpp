@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Control-path state of kbv's libibverbs (internal): the devices
+// ibv_get_device_list hands out, the per-context state behind
+// Context::state, errno conversion.
+//
+// Devices. kbv_get_device_list's order (vfio: functions, then the model
+// devices of KBV_SIM_DEVICES, or "sim:0"; kbv.h "Devices") names them as the
+// kernel names ConnectX functions: the i-th device is "mlx5_<i>". Each
+// Device lives for the rest of the process once listed (rdma-core keeps its
+// ibv_device objects too), so an ibv_device pointer stays valid after
+// ibv_free_device_list. The kbv device behind it is opened by the first
+// ibv_open_device (or a GUID read) and closed with the last context.
+//
+// Threading: every function here may be called from any thread (one global
+// lock for the device table; one lock per context for its object map).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <kbv/kbv.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "ibverbs/objects.hpp"
+
+namespace kbv::ibverbs {
+
+struct Device {
+  ibv_device dev{};  // FIRST: the ibv_device programs hold
+  char uri[KBV_URI_MAX] = {};
+  int index = -1;  // position in the last kbv_get_device_list (mlx5_<index>)
+  // Guarded by the device table lock:
+  kbv_device_t handle = KBV_HANDLE_NONE;  // open while refs > 0
+  uint32_t refs = 0;
+  bool attr_known = false;
+  kbv_device_attr_t attr{};  // static for the device's life once known
+};
+static_assert(std::is_standard_layout_v<Device>);
+
+inline Device* to_device(ibv_device* d) { return reinterpret_cast<Device*>(d); }
+
+// The kbv object an async event names, mapped back to the ibverbs object.
+enum class ObjKind : uint8_t { kCq, kQp, kSrq };
+struct ObjEntry {
+  ObjKind kind;
+  void* obj;               // Cq* / Qp* / Srq*
+  uint32_t delivered = 0;  // async events ibv_get_async_event returned for it
+};
+
+struct ContextState {
+  Device* device = nullptr;
+  kbv_eq_t async_eq = KBV_EQ_NONE;  // event_eq of the device and of every object
+  int async_epfd = -1;              // context->async_fd (see async.cpp)
+  std::mutex mu;
+  std::condition_variable acked;                   // an async event was acknowledged
+  std::unordered_map<uint64_t, ObjEntry> objects;  // kbv handle -> object
+  bool progress_thread = false;                    // started for a completion channel
+  // Last kbv_port_query of each port (port_num 0: never queried); the GID
+  // calls read it, ibv_query_port refreshes it.
+  std::vector<kbv_port_attr_t> ports;
+};
+
+inline ContextState& state_of(ibv_context* c) { return *to_ctx(c)->state; }
+
+// errno for a kbv status as rdma-core's verbs report them: kbv.h's mapping
+// (kbv_status_to_errno) except that a request beyond a device limit is
+// EINVAL and exhausted device resources ENOMEM, as the kernel's uverbs
+// returns them.
+int to_errno(kbv_status_t s);
+
+// Sets errno from s and returns it (for the calls that return an errno).
+int fail(kbv_status_t s);
+
+// Registers / unregisters an object for async event delivery. unregister
+// returns the number of async events delivered for it (the destroy waits for
+// that many acknowledgements, as rdma-core's destroy does).
+void register_object(ContextState& st, uint64_t handle, ObjKind kind, void* obj);
+uint32_t unregister_object(ContextState& st, uint64_t handle);
+// Waits until *completed (under the object's own mutex/cond, as rdma-core
+// keeps them in ibv_cq / ibv_qp / ibv_srq) reaches want.
+void wait_acked(pthread_mutex_t* mu, pthread_cond_t* cond, const uint32_t* completed,
+                uint32_t want);
+
+// Fills vctx.query_port / query_device_ex (query.cpp).
+void fill_query_ops(Context& ctx);
+
+// The device attributes (queried once per device). 0 or an errno.
+int device_attr(ibv_context* ctx, kbv_device_attr_t* out);
+
+}  // namespace kbv::ibverbs
