@@ -102,6 +102,8 @@ bool convert(ContextState& st, const kbv_event_t& ev, ibv_async_event* out) {
           out->event_type = IBV_EVENT_QP_ACCESS_ERR;
           break;
         default:
+          // The limit fired and is disarmed (IBTA 10.2.9.4): it reads 0.
+          static_cast<Srq*>(o.obj)->srq_limit = 0;
           out->element.srq = &static_cast<Srq*>(o.obj)->srq;
           out->event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
           break;

@@ -48,8 +48,9 @@ inline Device* to_device(ibv_device* d) { return reinterpret_cast<Device*>(d); }
 enum class ObjKind : uint8_t { kCq, kQp, kSrq };
 struct ObjEntry {
   ObjKind kind;
-  void* obj;               // Cq* / Qp* / Srq*
-  uint32_t delivered = 0;  // async events ibv_get_async_event returned for it
+  void* obj;                    // Cq* / Qp* / Srq*
+  uint32_t delivered = 0;       // async events ibv_get_async_event returned for it
+  uint32_t comp_delivered = 0;  // CQ: completion events ibv_get_cq_event returned
 };
 
 struct ContextState {
@@ -77,19 +78,33 @@ int to_errno(kbv_status_t s);
 int fail(kbv_status_t s);
 
 // Registers / unregisters an object for async event delivery. unregister
-// returns the number of async events delivered for it (the destroy waits for
-// that many acknowledgements, as rdma-core's destroy does).
+// returns its entry: the events delivered for it (the destroy waits for that
+// many acknowledgements, as rdma-core's destroy does).
 void register_object(ContextState& st, uint64_t handle, ObjKind kind, void* obj);
-uint32_t unregister_object(ContextState& st, uint64_t handle);
+ObjEntry unregister_object(ContextState& st, uint64_t handle);
 // Waits until *completed (under the object's own mutex/cond, as rdma-core
 // keeps them in ibv_cq / ibv_qp / ibv_srq) reaches want.
 void wait_acked(pthread_mutex_t* mu, pthread_cond_t* cond, const uint32_t* completed,
                 uint32_t want);
 
-// Fills vctx.query_port / query_device_ex (query.cpp).
+// Fill the context's slots: vctx.query_port / query_device_ex (query.cpp),
+// ops.req_notify_cq / vctx.create_cq_ex (cq.cpp), vctx.create_qp_ex (qp.cpp).
 void fill_query_ops(Context& ctx);
+void fill_cq_ops(Context& ctx);
+void fill_qp_ops(Context& ctx);
 
 // The device attributes (queried once per device). 0 or an errno.
 int device_attr(ibv_context* ctx, kbv_device_attr_t* out);
 
 }  // namespace kbv::ibverbs
+
+// Exported calls the library uses itself (query.cpp).
+extern "C" {
+int kbv_ibv_query_gid(ibv_context* context, uint8_t port_num, int index, ibv_gid* gid);
+int ibv_dontfork_range(void* base, size_t size);  // fork.cpp
+int ibv_dofork_range(void* base, size_t size);
+// rdma-core's enum ibv_gid_type_sysfs (IBVERBS_PRIVATE_34 ibv_query_gid_type).
+enum kbv_ibv_gid_type_sysfs { KBV_SYSFS_GID_IB_ROCE_V1 = 0, KBV_SYSFS_GID_ROCE_V2 = 1 };
+int ibv_query_gid_type(ibv_context* context, uint8_t port_num, unsigned int index,
+                       kbv_ibv_gid_type_sysfs* type);
+}

@@ -128,16 +128,16 @@ int fail(kbv_status_t s) {
 
 void register_object(ContextState& st, uint64_t handle, ObjKind kind, void* obj) {
   std::lock_guard lk(st.mu);
-  st.objects[handle] = ObjEntry{kind, obj, 0};
+  st.objects[handle] = ObjEntry{kind, obj, 0, 0};
 }
 
-uint32_t unregister_object(ContextState& st, uint64_t handle) {
+ObjEntry unregister_object(ContextState& st, uint64_t handle) {
   std::lock_guard lk(st.mu);
   auto it = st.objects.find(handle);
-  if (it == st.objects.end()) return 0;
-  const uint32_t n = it->second.delivered;
+  if (it == st.objects.end()) return ObjEntry{ObjKind::kCq, nullptr, 0, 0};
+  const ObjEntry e = it->second;
   st.objects.erase(it);
-  return n;
+  return e;
 }
 
 void wait_acked(pthread_mutex_t* mu, pthread_cond_t* cond, const uint32_t* completed,

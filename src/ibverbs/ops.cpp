@@ -11,6 +11,8 @@ namespace kbv::ibverbs {
 void fill_verbs_ops(Context& ctx) {
   fill_context_ops(ctx);  // data path (fast_post.cpp)
   fill_query_ops(ctx);
+  fill_cq_ops(ctx);
+  fill_qp_ops(ctx);
 }
 
 }  // namespace kbv::ibverbs

@@ -43,8 +43,14 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned ac
     errno = EOPNOTSUPP;
     return nullptr;
   }
+  // rdma-core: the range is kept out of fork children (fork.cpp) first.
+  if (int e = ibv_dontfork_range(addr, length); e != 0) {
+    errno = e;
+    return nullptr;
+  }
   auto* m = new (std::nothrow) Mr{};
   if (!m) {
+    (void)ibv_dofork_range(addr, length);
     errno = ENOMEM;
     return nullptr;
   }
@@ -54,6 +60,7 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned ac
   if (s != KBV_SUCCESS) {
     if (m->handle != KBV_HANDLE_NONE) (void)kbv_mr_dereg(m->handle, KBV_EQ_NONE, 0);
     delete m;
+    (void)ibv_dofork_range(addr, length);
     fail(s);
     return nullptr;
   }
@@ -138,6 +145,7 @@ int kbv_ibv_dereg_mr(ibv_mr* mr) {
   const kbv_status_t s = kbv_mr_dereg(m->handle, KBV_EQ_NONE, 0);
   if (s != KBV_SUCCESS && s != KBV_PENDING) return to_errno(s);
   --to_pd(mr->pd)->users;
+  (void)ibv_dofork_range(mr->addr, mr->length);
   delete m;
   return 0;
 }

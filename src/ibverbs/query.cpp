@@ -259,7 +259,6 @@ ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_
 // IBVERBS_PRIVATE_34 (ibv_devinfo imports it): rdma-core's sysfs numbering,
 // enum ibv_gid_type_sysfs — IB / RoCE v1 = 0, RoCE v2 = 1 — not the public
 // enum ibv_gid_type. An empty entry reads as RoCE v1, as in rdma-core.
-enum kbv_ibv_gid_type_sysfs { KBV_SYSFS_GID_IB_ROCE_V1 = 0, KBV_SYSFS_GID_ROCE_V2 = 1 };
 int ibv_query_gid_type(ibv_context* context, uint8_t port_num, unsigned int index,
                        kbv_ibv_gid_type_sysfs* type) {
   if (!context || !type) {

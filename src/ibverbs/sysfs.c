@@ -121,21 +121,35 @@ void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr* dst, struct ib_uverbs_qp_att
 
 /* struct ibv_sa_path_rec and struct ib_user_path_rec carry the same
  * fields (IBTA 15.2.5.16 PathRecord) in different order and widths. */
-#define KBV_PATH_REC_FIELDS(X)                                                                  \
-  X(dlid)                                                                                       \
-  X(slid) X(raw_traffic) X(flow_label) X(hop_limit) X(traffic_class) X(reversible) X(numb_path) \
-      X(pkey) X(sl) X(mtu_selector) X(mtu) X(rate_selector) X(rate) X(packet_life_time)         \
-          X(preference) X(packet_life_time_selector)
-#define KBV_COPY_FIELD(f) dst->f = src->f;
+#define KBV_COPY_PATH_REC(dst, src)                                      \
+  do {                                                                   \
+    (dst)->dlid = (src)->dlid;                                           \
+    (dst)->slid = (src)->slid;                                           \
+    (dst)->raw_traffic = (src)->raw_traffic;                             \
+    (dst)->flow_label = (src)->flow_label;                               \
+    (dst)->hop_limit = (src)->hop_limit;                                 \
+    (dst)->traffic_class = (src)->traffic_class;                         \
+    (dst)->reversible = (src)->reversible;                               \
+    (dst)->numb_path = (src)->numb_path;                                 \
+    (dst)->pkey = (src)->pkey;                                           \
+    (dst)->sl = (src)->sl;                                               \
+    (dst)->mtu_selector = (src)->mtu_selector;                           \
+    (dst)->mtu = (src)->mtu;                                             \
+    (dst)->rate_selector = (src)->rate_selector;                         \
+    (dst)->rate = (src)->rate;                                           \
+    (dst)->packet_life_time = (src)->packet_life_time;                   \
+    (dst)->preference = (src)->preference;                               \
+    (dst)->packet_life_time_selector = (src)->packet_life_time_selector; \
+  } while (0)
 
 void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec* dst, struct ib_user_path_rec* src) {
   memcpy(dst->dgid.raw, src->dgid, sizeof dst->dgid.raw);
   memcpy(dst->sgid.raw, src->sgid, sizeof dst->sgid.raw);
-  KBV_PATH_REC_FIELDS(KBV_COPY_FIELD)
+  KBV_COPY_PATH_REC(dst, src);
 }
 
 void ibv_copy_path_rec_to_kern(struct ib_user_path_rec* dst, struct ibv_sa_path_rec* src) {
   memcpy(dst->dgid, src->dgid.raw, sizeof dst->dgid);
   memcpy(dst->sgid, src->sgid.raw, sizeof dst->sgid);
-  KBV_PATH_REC_FIELDS(KBV_COPY_FIELD)
+  KBV_COPY_PATH_REC(dst, src);
 }
