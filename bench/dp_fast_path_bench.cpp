@@ -6,7 +6,7 @@
 // plain memory (no MMIO trap: the branch silicon takes). Each benchmark
 // also reports `allocs`, heap allocations per iteration, counted by
 // replacing the global operator new (alloc_counter.hpp): the fast path must make none
-// (DESIGN.md "The fast path").
+// (docs/DESIGN.md "The fast path").
 //
 // CQEs are written here the way the device writes them (rdma-core
 // mlx5dv.h struct mlx5_cqe64: wqe_counter, sop_drop_qpn, op_own with the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nt_rc_pingpong.c — an RC ping-pong written the way code for the Windows
- * kernel-verbs proposal kbv comes from is written (shared/seeds/000,
+ * kernel-verbs proposal kbv comes from is written (docs/NTSTATUS.md source 000,
  * IB_VERBS_INTERFACE_STANDARD), on kbv's NT verbs interface only
  * (kbv/compat/ib_verbs.h):
  *

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * kbv event queues: the asynchronous control path (DESIGN.md "The async
+ * kbv event queues: the asynchronous control path (docs/DESIGN.md "The async
  * control path (event queues replace IRPs)").
  *
  * A control call names an event queue and a 64-bit user_data and returns
  * KBV_PENDING; exactly one kbv_event_t with that user_data later appears on
  * the queue. This plays the role of the IRP's completion (IoStatus.Status ->
  * status, IoStatus.Information -> object/info) in the OpenIB Windows kernel
- * verbs proposals (shared/seeds 000/001).
+ * verbs proposals (docs/NTSTATUS.md sources 000/001).
  *
  * Handles: kbv_eq_t is a generation-checked handle (never a pointer). A handle
  * that was destroyed, never created or is 0 yields KBV_ERR_INVALID_HANDLE from

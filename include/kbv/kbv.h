@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * kbv — the C API applications link against (libkbv.so, C ABI, symbols
- * versioned by src/libkbv.map). DESIGN.md "The async control path" and
+ * versioned by src/libkbv.map). docs/DESIGN.md "The async control path" and
  * "The fast path".
  *
  * ---- Handles -------------------------------------------------------------
@@ -83,7 +83,7 @@
  * thread posts to / polls it is a programming error.
  *
  * ---- Devices ---------------------------------------------------------------
- * URIs (DESIGN.md "Device addressing"):
+ * URIs (docs/DESIGN.md "Device addressing"):
  *   "vfio:DDDD:BB:DD.F"  a ConnectX function bound to vfio-pci;
  *   "sim:<name>"         a model HCA (src/sim) in this process: opened if a
  *                        model named <name> exists, otherwise created (and
@@ -101,7 +101,7 @@
  *
  * Sources: IBTA Vol 1 ch. 10/11 (verbs semantics), rdma-core
  * infiniband/verbs.h (attribute shapes), kernel mlx5_ifc.h / PRM (limits,
- * firmware statuses), shared/seeds 000/001 (IRP-free async verbs).
+ * firmware statuses), docs/NTSTATUS.md sources 000/001 (IRP-free async verbs).
  */
 #ifndef KBV_KBV_H
 #define KBV_KBV_H

@@ -118,7 +118,7 @@ static inline int kbv_status_is_error(kbv_status_t s) { return (int)s < 0; }
  * KBV_ERR_FW_UNKNOWN. */
 kbv_status_t kbv_status_from_cmd_status(uint8_t fw_status);
 
-/* Command queue entry delivery status (status_own bits 7:1; PRM.md "Command
+/* Command queue entry delivery status (status_own bits 7:1; docs/PRM.md "Command
  * queue entry"): 0 -> KBV_SUCCESS, anything else -> KBV_ERR_CMD_DELIVERY
  * (undefined values included). kbv_cmd_delivery_name() names the value. */
 kbv_status_t kbv_status_from_cmd_delivery(uint8_t delivery_status);

@@ -46,7 +46,7 @@ int kbv_status_is_known(int32_t s) { return find(s) != nullptr; }
 
 // mlx5 command return status. Values: PRM "Command Return Status" table, as
 // used by the kernel's drivers/net/ethernet/mellanox/mlx5/core/cmd.c
-// (MLX5_CMD_STAT_*); see also shared/PRM.md "Command status".
+// (MLX5_CMD_STAT_*); see also docs/PRM.md "Command status".
 kbv_status_t kbv_status_from_cmd_status(uint8_t fw_status) {
   switch (fw_status) {
     case 0x00: return KBV_SUCCESS;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // NT verbs: the interface, CA open/close, fatal and port event requests,
-// query/modify CA and port (shared/seeds/000 POPEN_CA .. PMODIFY_PORT;
-// shared/NTSTATUS.md).
+// query/modify CA and port (docs/NTSTATUS.md source 000 POPEN_CA .. PMODIFY_PORT;
+// docs/NTSTATUS.md).
 #include <endian.h>
 
 #include <algorithm>
@@ -187,7 +187,7 @@ std::vector<uint8_t> ca_blob(NtDevice& d, const std::vector<kbv_port_attr_t>& po
   return blob;
 }
 
-// Copy the result with size negotiation (NTSTATUS.md; seed 000 PQUERY_CA):
+// Copy the result with size negotiation (docs/NTSTATUS.md; seed 000 PQUERY_CA):
 // the whole result: STATUS_SUCCESS; truncated: STATUS_BUFFER_OVERFLOW with
 // Size (the first 4 bytes) = the size needed. Information = bytes written.
 void deliver(const std::shared_ptr<NtRequest>& r, const std::vector<uint8_t>& blob, void* out,

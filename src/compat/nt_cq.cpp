@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// NT verbs: protection domains and completion queues (shared/seeds/000
-// PCREATE_PD .. PGET_CQ_ASYNC_EVENT; shared/NTSTATUS.md).
+// NT verbs: protection domains and completion queues (docs/NTSTATUS.md source 000
+// PCREATE_PD .. PGET_CQ_ASYNC_EVENT; docs/NTSTATUS.md).
 #include <arpa/inet.h>
 
 #include <new>

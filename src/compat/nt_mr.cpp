@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// NT verbs: memory registration and memory windows (shared/seeds/000
+// NT verbs: memory registration and memory windows (docs/NTSTATUS.md source 000
 // PREG_MDL .. PBIND_MW).
 #include <new>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // NT verbs: queue pairs (create/modify/query/destroy, linked-list posting,
-// async event requests) and address handles (shared/seeds/000 PCREATE_AH ..
-// PGET_QP_ASYNC_EVENT; shared/NTSTATUS.md).
+// async event requests) and address handles (docs/NTSTATUS.md source 000 PCREATE_AH ..
+// PGET_QP_ASYNC_EVENT; docs/NTSTATUS.md).
 #include <arpa/inet.h>
 
 #include <cstring>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // The IB_REQUEST machinery of the NT verbs interface (kbv/compat/ib_verbs.h):
-// the IRP rules of shared/NTSTATUS.md ("IRP semantics to reproduce", from
-// shared/seeds 000/001) on kbv event queues and completion callbacks.
+// the IRP rules of docs/NTSTATUS.md ("IRP semantics to reproduce", from
+// docs/NTSTATUS.md sources 000/001) on kbv event queues and completion callbacks.
 //
 //   NtRequest      one request in flight: completes exactly once (complete
 //                  or cancel, first wins), writing IoStatus before the

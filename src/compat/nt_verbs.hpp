@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // The entries of IB_VERBS_INTERFACE_STANDARD (kbv/compat/ib_verbs.h), one
-// function per RFC verb (shared/seeds/000), grouped by file:
+// function per RFC verb (docs/NTSTATUS.md source 000), grouped by file:
 //   nt_ca.cpp  CA open/close, fatal/port event requests, query/modify CA and
 //              port, kbv_nt_query_interface
 //   nt_cq.cpp  PD and CQ verbs, polling into IB_WC arrays

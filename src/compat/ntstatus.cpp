@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // kbv_status_t <-> NTSTATUS (include/kbv/compat/ntstatus.h).
-// NTSTATUS values and the OpenIB ib_api_status_t mapping: shared/NTSTATUS.md.
-// The RFC's customer codes: shared/seeds/000 (inc/iba/ib_status.h).
+// NTSTATUS values and the OpenIB ib_api_status_t mapping: docs/NTSTATUS.md.
+// The RFC's customer codes: docs/NTSTATUS.md source 000 (inc/iba/ib_status.h).
 #include <kbv/compat/ntstatus.h>
 
 #include <cstring>
@@ -68,7 +68,7 @@ constexpr Map kMap[] = {
     {KBV_ERR_OVERFLOW, KBV_STATUS_DATA_OVERRUN, KBV_STATUS_DATA_OVERRUN, "STATUS_DATA_OVERRUN"},
     {KBV_ERR_DEVICE_REMOVED, KBV_STATUS_DEVICE_REMOVED, KBV_STATUS_DEVICE_REMOVED,
      "STATUS_DEVICE_REMOVED"},
-    // A dead CA: calls complete with STATUS_FILE_FORCED_CLOSED (NTSTATUS.md).
+    // A dead CA: calls complete with STATUS_FILE_FORCED_CLOSED (docs/NTSTATUS.md).
     {KBV_ERR_DEVICE_FATAL, KBV_STATUS_FILE_FORCED_CLOSED, KBV_STATUS_FILE_FORCED_CLOSED,
      "STATUS_FILE_FORCED_CLOSED"},
     {KBV_ERR_DEVICE_NOT_READY, KBV_STATUS_DEVICE_NOT_READY, KBV_STATUS_DEVICE_NOT_READY,
@@ -171,7 +171,7 @@ bool is_invalid_parameter_n(KBV_NTSTATUS nt) {
   return nt >= KBV_STATUS_INVALID_PARAMETER_1 && nt <= KBV_STATUS_INVALID_PARAMETER_12;
 }
 
-// OpenIB access layer ib_api_status_t -> NTSTATUS, by name (NTSTATUS.md), and
+// OpenIB access layer ib_api_status_t -> NTSTATUS, by name (docs/NTSTATUS.md), and
 // the native status each name corresponds to.
 struct IbApi {
   const char* name;
@@ -187,7 +187,7 @@ constexpr IbApi kIbApi[] = {
     {"IB_NOT_FOUND", KBV_STATUS_NOT_FOUND, KBV_ERR_NOT_FOUND},
     // The access layer used STATUS_TIMEOUT here, which is a success code
     // (NT_SUCCESS is true): a failed operation must not read as success, so
-    // kbv maps an operation timeout to STATUS_IO_TIMEOUT (NTSTATUS.md).
+    // kbv maps an operation timeout to STATUS_IO_TIMEOUT (docs/NTSTATUS.md).
     {"IB_TIMEOUT", KBV_STATUS_IO_TIMEOUT, KBV_ERR_TIMEOUT},
     {"IB_CANCELED", KBV_STATUS_CANCELLED, KBV_ERR_CANCELLED},
     {"IB_INTERRUPTED", KBV_STATUS_CANCELLED, KBV_ERR_CANCELLED},

@@ -187,7 +187,7 @@ void Bringup::run_state() {
     case State::kSetCaps: {
       std::vector<std::byte> set = h_.cur_caps_;
       prm::Ref<prm::cmd_hca_cap> c(set.data());
-      c.set(prm::cmd_hca_cap::cmdif_checksum, 0);   // PRM.md: drivers turn it off
+      c.set(prm::cmd_hca_cap::cmdif_checksum, 0);   // docs/PRM.md: drivers turn it off
       c.set(prm::cmd_hca_cap::log_uar_page_sz, 0);  // 4 KiB UAR pages
       return submitted(cmd::set_hca_cap(q, prm::CapType::GENERAL, set,
                                         [this](Status s) { completed(s, State::kQueryCaps); }));

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Bringup and Teardown: the HCA initialisation and shutdown sequences as
-// non-blocking state machines (STYLE.md: "device open is a state machine
+// non-blocking state machines (docs/STYLE.md: "device open is a state machine
 // driven by command completions"). Hca::poll() calls step(); each state
 // either submits its command (and waits for the completion callback) or
 // advances at once.
 //
-// Bring-up order (PRM.md "Bring-up order"; rdma-core providers/mlx5/
+// Bring-up order (docs/PRM.md "Bring-up order"; rdma-core providers/mlx5/
 // mlx5_vfio.c mlx5_vfio_setup_function; kernel main.c mlx5_function_setup):
 //   kWaitInit        init_seg.initializing bit 31 clears (bounded by
 //                    HcaConfig::init_timeout_ns -> KBV_ERR_DEVICE_NOT_READY)
@@ -19,14 +19,14 @@
 //   kQueryCurCaps    QUERY_HCA_CAP general, current
 //   kQueryMaxCaps    QUERY_HCA_CAP general, max
 //   kSetCaps         SET_HCA_CAP general: the current block with
-//                    cmdif_checksum = 0 (PRM.md) and log_uar_page_sz = 0
+//                    cmdif_checksum = 0 (docs/PRM.md) and log_uar_page_sz = 0
 //                    (4 KiB UAR pages; kernel handle_hca_cap)
 //   kQueryCaps       QUERY_HCA_CAP general, current (what is now in effect)
 //   kQueryRoceCaps   QUERY_HCA_CAP RoCE, current (when the device has RoCE)
 //   kInitPages       QUERY_PAGES init -> MANAGE_PAGES
 //   kInitHca         INIT_HCA
 //   kEnableRoce      MODIFY_NIC_VPORT_CONTEXT roce_en = 1, on Ethernet ports
-//                    with RoCE (PRM.md step 10; caps port_type 1)
+//                    with RoCE (docs/PRM.md step 10; caps port_type 1)
 //   kAllocUar        ALLOC_UAR
 //   kCreateAsyncEq   CREATE_EQ for command completions, page requests and
 //                    device/QP/CQ/SRQ async events; armed; the command
@@ -34,7 +34,7 @@
 //   kCreateCompEq    CREATE_EQ for completion events (HcaConfig::create_comp_eq)
 //   kDone / kFailed
 //
-// Teardown order (PRM.md "Teardown"): destroy the completion EQ, switch the
+// Teardown order (docs/PRM.md "Teardown"): destroy the completion EQ, switch the
 // command queue back to polling, destroy the async EQ, DEALLOC_UAR,
 // TEARDOWN_HCA (graceful), take every page back (PageManager::reclaim_all),
 // DISABLE_HCA, then DeviceIo::disable_device(). Steps for objects that were never created are

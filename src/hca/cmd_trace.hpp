@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// Command tracing for lab bring-up (DESIGN.md "Command tracing"): every
+// Command tracing for lab bring-up (docs/DESIGN.md "Command tracing"): every
 // completion is logged at debug level under component "cmd" with opcode
 // name, op_mod, status, syndrome and latency; at trace level the raw input
 // (on posting) and output (on completion) are dumped as hex, 16 bytes a line.

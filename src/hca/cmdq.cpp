@@ -218,7 +218,7 @@ Status CmdQueue::post(uint32_t slot, uint64_t id, std::span<const std::byte> in,
   sl.state = SlotState::kBusy;
   trace_cmd_input(slot, token, in);
 
-  // PRM.md "Posting": the entry and mailboxes are complete before the
+  // docs/PRM.md "Posting": the entry and mailboxes are complete before the
   // ownership bit hands them over, and all of it before the doorbell.
   if (cfg_.checksum) {
     for (const MailboxBlock& b : sl.in_chain) sign_block(b.va);

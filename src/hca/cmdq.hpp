@@ -3,7 +3,7 @@
 // CmdQueue: the mlx5 firmware command interface used asynchronously.
 //
 // The queue is one 4 KiB DMA page of 1 << log_cmdq_size entries, each
-// 1 << log_cmdq_stride bytes apart (read from the init segment; PRM.md
+// 1 << log_cmdq_stride bytes apart (read from the init segment; docs/PRM.md
 // "Initialization segment", prm::init_seg). Entries are prm::cmd_layout;
 // inputs/outputs longer than 16 bytes continue in mailbox chains
 // (MailboxPool). Up to 32 slots exist (prm::kMaxCommands); the last one is
@@ -14,7 +14,7 @@
 // ConnectX), further submissions wait in a software FIFO and are posted as
 // slots free up.
 //
-// Posting (PRM.md "Posting"): fill the entry and mailboxes, set the
+// Posting (docs/PRM.md "Posting"): fill the entry and mailboxes, set the
 // ownership bit, udma_to_device_barrier(), write 1 << slot to cmd_dbell.
 //
 // Completion: before the command EQ exists the queue polls every busy slot's
@@ -40,7 +40,7 @@
 // firmware returns it (its result is dropped).
 //
 // Signatures: firmware checks them only while the cmdif_checksum capability
-// is on, and bring-up turns it off (PRM.md), so by default they are left
+// is on, and bring-up turns it off (docs/PRM.md), so by default they are left
 // zero (as the kernel's cmd.c does). With Config::checksum they are filled
 // in as cmd.c set_signature/calc_block_sig do: each mailbox block's
 // ctrl_sig = ~XOR(bytes 0x200..0x23D), sig = ~XOR(bytes 0..0x23E); the
@@ -55,7 +55,7 @@
 // Tracing (log component "cmd"): each completion at debug level with opcode
 // name, op_mod, status, syndrome and latency; raw input/output at trace.
 //
-// Sources: PRM.md "Command queue entry", "Posting"/"Completion"; kernel
+// Sources: docs/PRM.md "Command queue entry", "Posting"/"Completion"; kernel
 // drivers/net/ethernet/mellanox/mlx5/core/cmd.c (tokens 1..255, 60 s default
 // timeout, doorbell after the barrier); rdma-core providers/mlx5/mlx5_vfio.c
 // (cmdq address written high dword then low dword).

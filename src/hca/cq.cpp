@@ -66,7 +66,7 @@ Result<uint32_t> Cq::log_for(const Hca& hca, uint32_t cqe) {
 }
 
 void Cq::init_ring(QueueMem& m) {
-  // PRM.md "Data path": new CQ buffers are filled with op_own 0xF0.
+  // docs/PRM.md "Data path": new CQ buffers are filled with op_own 0xF0.
   for (size_t off = 0; off + kCqeBytes <= m.size(); off += kCqeBytes)
     m.buf()[off + kCqeBytes - 1] = std::byte{kInvalidOpOwn};
 }
@@ -121,7 +121,7 @@ Cq::~Cq() {
 }
 
 void Cq::arm(bool solicited) {
-  // PRM.md "Data path": arm word, record, barrier, 64-bit UAR doorbell.
+  // docs/PRM.md "Data path": arm word, record, barrier, 64-bit UAR doorbell.
   const uint32_t cmd = solicited ? 1u << 24 : 0u;
   const uint32_t word = (arm_sn_ & 3) << 28 | cmd | ci_;
   mem_.dbrec()[1] = htobe32(word);

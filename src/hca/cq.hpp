@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Cq: a completion queue of the mlx5 driver — its CQE ring (DMA memory, every
-// entry's op_own initialised to 0xF0: opcode 15 "invalid", owner 0, PRM.md
+// entry's op_own initialised to 0xF0: opcode 15 "invalid", owner 0, docs/PRM.md
 // "Data path"), its doorbell record (8 bytes: [0] consumer index, [1] arm
 // word), the firmware CQ (CREATE_CQ, cmd/cq.hpp) and the arm doorbell.
 // Also QueueMem, the ring + doorbell-record memory that Cq, Qp and Srq own.
@@ -18,7 +18,7 @@
 // create/resize refuse more than 2^caps.log_max_cq_sz with
 // KBV_ERR_LIMIT_EXCEEDED before asking firmware. 4 KiB pages, page_offset 0.
 //
-// Arm (PRM.md "Data path"; kernel mlx5_cq_arm / rdma-core mlx5_arm_cq): the
+// Arm (docs/PRM.md "Data path"; kernel mlx5_cq_arm / rdma-core mlx5_arm_cq): the
 // arm word sn << 28 | cmd | ci (cmd 0 = next completion, 1 << 24 =
 // solicited only; sn = arm_sn & 3) goes to dbrec[1] (big-endian), then, after
 // doorbell_record_barrier(), the 64-bit UAR doorbell at uar + 0x20 carries

@@ -8,7 +8,7 @@
 // "firmware" (tests/unit/hca/fake_device.hpp). The driver never includes
 // src/sim.
 //
-// BAR0 layout (PRM.md "Initialization segment"): the init segment at offset
+// BAR0 layout (docs/PRM.md "Initialization segment"): the init segment at offset
 // 0, UAR page n at n * 4096.
 //
 // DMA memory (linux/vfio.h VFIO_IOMMU_MAP_DMA semantics): `va` is the CPU
@@ -62,7 +62,7 @@ class DeviceIo {
     return Status{KBV_ERR_NOT_SUPPORTED};
   }
 
-  // PRM.md bring-up step 1: turn on memory decoding and bus mastering (PCI
+  // docs/PRM.md bring-up step 1: turn on memory decoding and bus mastering (PCI
   // command register) and up to `msix_vectors` MSI-X vectors. A backend
   // without interrupts still succeeds (the driver polls). Default: nothing
   // to do (a fake device).

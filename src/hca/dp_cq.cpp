@@ -14,7 +14,7 @@ namespace kbv::hca {
 namespace {
 constexpr const char* kLog = "hca.cq";
 
-// mlx5dv.h layouts the decoder relies on (PRM.md "Data path" CQE64 offsets).
+// mlx5dv.h layouts the decoder relies on (docs/PRM.md "Data path" CQE64 offsets).
 static_assert(sizeof(mlx5_cqe64) == 64);
 static_assert(offsetof(mlx5_cqe64, flags_rqpn) == 24);
 static_assert(offsetof(mlx5_cqe64, srqn_uidx) == 32);

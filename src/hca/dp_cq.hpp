@@ -5,7 +5,7 @@
 // CQ ring into an array of WorkCompletion, finds the work request each
 // completes, and updates the consumer index.
 //
-// Validity (PRM.md "Data path"; rdma-core cq.c get_sw_cqe): the CQE at
+// Validity (docs/PRM.md "Data path"; rdma-core cq.c get_sw_cqe): the CQE at
 // ci & (ncqe - 1) is software's when its opcode (op_own >> 4) is not
 // MLX5_CQE_INVALID (15) and its owner bit (op_own & 1) equals
 // (ci & ncqe) != 0. After seeing one, udma_from_device_barrier() before

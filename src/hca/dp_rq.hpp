@@ -10,7 +10,7 @@
 // fewer segments than the slot holds, a terminating segment follows with
 // byte_count 0 and lkey MLX5_INVALID_LKEY (0x100). Then, after
 // udma_to_device_barrier(), the doorbell record's receive counter dbrec[0]
-// = WQEs posted (low 16 bits, big-endian) (PRM.md "Data path").
+// = WQEs posted (low 16 bits, big-endian) (docs/PRM.md "Data path").
 //
 // SRQ WQE (rdma-core providers/mlx5/srq.c): a mlx5_wqe_srq_next_seg (16 B;
 // next_wqe_index at byte 2, big-endian) then the data segments as above.

@@ -2,9 +2,9 @@
 //
 // SendQueue: the send half of the mlx5 data path — builds send WQEs in place
 // in a QP's send ring and rings the send doorbell. Work requests come as an
-// array (DESIGN.md "The fast path"); one doorbell per call.
+// array (docs/DESIGN.md "The fast path"); one doorbell per call.
 //
-// WQE layout (rdma-core mlx5dv.h, included, not redefined; PRM.md "Data
+// WQE layout (rdma-core mlx5dv.h, included, not redefined; docs/PRM.md "Data
 // path"): 64-byte basic blocks (MLX5_SEND_WQE_BB); every WQE starts with a
 // mlx5_wqe_ctrl_seg:
 //   opmod_idx_opcode = wqe_index << 8 | MLX5_OPCODE_*   (wqe_index: the
@@ -42,7 +42,7 @@
 // for them), it and those after it are not, the ring past the last posted
 // WQE is untouched, *bad_index names it (as ibv_post_send's bad_wr).
 //
-// Doorbell (PRM.md "Data path"; rdma-core qp.c post_send_db): after the
+// Doorbell (docs/PRM.md "Data path"; rdma-core qp.c post_send_db): after the
 // WQEs, udma_to_device_barrier(); doorbell record dbrec[1] = send counter
 // (basic blocks, low 16 bits, big-endian); then the UAR write: a single
 // WQE that fits in half the BlueFlame register is copied whole
@@ -58,7 +58,7 @@
 // included, as the send queue is completed in order).
 //
 // Specialisation: the QP type is fixed at setup; post() calls a per-type
-// instantiation through a member pointer chosen then (STYLE.md "fast path
+// instantiation through a member pointer chosen then (docs/STYLE.md "fast path
 // specialised once"). No locks, no allocation after create().
 // Threading: one thread per SendQueue (the QP's owner).
 #pragma once

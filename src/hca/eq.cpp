@@ -18,7 +18,7 @@ Result<std::unique_ptr<EventQueue>> EventQueue::alloc(DeviceIo& io, uint32_t log
       (bytes + prm::kAdapterPageSize - 1) / prm::kAdapterPageSize * prm::kAdapterPageSize;
   Result<DmaBlock> buf = io.dma_alloc(rounded, prm::kAdapterPageSize);
   if (!buf) return buf.status();
-  // PRM.md: software initialises every owner byte to 1.
+  // docs/PRM.md: software initialises every owner byte to 1.
   for (size_t i = 0; i < (size_t{1} << log_nent); ++i)
     buf->va[i * prm::kEqeBytes + prm::eqe::owner.off / 8] = std::byte{prm::kEqeOwnerInit};
   return std::unique_ptr<EventQueue>(new EventQueue(io, *buf, log_nent, vector));

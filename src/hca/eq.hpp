@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// EventQueue: the driver's side of one mlx5 EQ (PRM.md "Event queues").
+// EventQueue: the driver's side of one mlx5 EQ (docs/PRM.md "Event queues").
 //
 // The buffer is 1 << log_nent 64-byte EQEs (prm::eqe) in DMA memory, listed
 // to CREATE_EQ as 4 KiB pages (create_attr()); every owner byte starts at 1

@@ -35,7 +35,7 @@ Hca::~Hca() {
 
 Status Hca::start() {
   if (cmdq_) return Status{KBV_ERR_INVALID_STATE};
-  // PRM.md step 1: memory space + bus master (and the MSI-X vectors the EQs use).
+  // docs/PRM.md step 1: memory space + bus master (and the MSI-X vectors the EQs use).
   const uint32_t vectors =
       std::max(cfg_.async_vector, cfg_.create_comp_eq ? cfg_.comp_vector : 0u) + 1;
   Status en = io_.enable_device(vectors);

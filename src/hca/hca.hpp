@@ -14,7 +14,7 @@
 //   while (!hca->teardown_done()) hca->poll();
 // Destroying an Hca whose teardown did not finish disables the device
 // (DeviceIo::disable_device: bus mastering off) before any memory is freed.
-// Bring-up follows PRM.md "Bring-up order" (see bringup.hpp); teardown
+// Bring-up follows docs/PRM.md "Bring-up order" (see bringup.hpp); teardown
 // destroys the EQs, deallocates the UAR, TEARDOWN_HCA, takes every firmware
 // page back, DISABLE_HCA. On a dead device teardown skips the commands.
 //

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // HealthMonitor: watches the init segment for a device that died or left
-// (PRM.md "Initialization segment"; prm::init_seg / prm::health_buffer;
+// (docs/PRM.md "Initialization segment"; prm::init_seg / prm::health_buffer;
 // checks as in the kernel's drivers/net/ethernet/mellanox/mlx5/core/health.c
 // poll_health / mlx5_health_check_fatal_sensors):
 //   * fw_rev reads 0xFFFFFFFF: the function fell off the bus ->

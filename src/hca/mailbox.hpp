@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// MailboxPool: DMA blocks for command mailbox chains (PRM.md "Command queue
+// MailboxPool: DMA blocks for command mailbox chains (docs/PRM.md "Command queue
 // entry": 576-byte blocks, 512 data bytes, next pointer @0x230, block number
 // @0x238, token @0x23D; layout prm::cmd_prot_block, device.h
 // mlx5_cmd_prot_block).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // PageManager: the 4 KiB host pages the HCA borrows as its private memory
-// (ICM), given and taken with MANAGE_PAGES (PRM.md "Bring-up order" steps 5
+// (ICM), given and taken with MANAGE_PAGES (docs/PRM.md "Bring-up order" steps 5
 // and 8, "Page requests at run time"; kernel
 // drivers/net/ethernet/mellanox/mlx5/core/pagealloc.c for the protocol:
 // QUERY_PAGES says how many, MANAGE_PAGES gives or takes them; a negative

@@ -7,7 +7,7 @@
 // cmd/qp.hpp), every state transition (modify), multicast membership, and
 // the RoCEv2 address path built from a destination GID.
 //
-// Sizes (PRM.md "Data path": 64-byte WQE basic blocks):
+// Sizes (docs/PRM.md "Data path": 64-byte WQE basic blocks):
 //   send WQE = control segment 16 B + (UD: datagram segment 48 B; RC: remote
 //   address 16 B + atomic 16 B; UC: remote address 16 B) + max(16 B per SGE,
 //   inline: 4 B header + max_inline_data rounded to 16), in whole 64-byte

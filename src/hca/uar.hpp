@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Uar: a UAR page allocated by ALLOC_UAR (cmd/uar.hpp), located in BAR0 at
-// index * 4096 (PRM.md "Initialization segment": UAR page n is at BAR0 +
+// index * 4096 (docs/PRM.md "Initialization segment": UAR page n is at BAR0 +
 // n*4096; prm::uar_page_offset), and the doorbells the control plane rings
-// in it: the EQ consumer-index doorbells (PRM.md "Event queues": 32-bit
+// in it: the EQ consumer-index doorbells (docs/PRM.md "Event queues": 32-bit
 // big-endian (ci & 0xFFFFFF) | eqn << 24 at UAR+0x40 to update and re-arm,
 // at UAR+0x48 to update only; prm::eq_doorbell_value, prm::kUarEqDoorbell*).
 // The data path (CQ arm at +0x20, BlueFlame at +0x800) is the verbs layer's.

@@ -8,7 +8,7 @@ namespace kbv::platform {
 
 Result<std::unique_ptr<DeviceHandle>> DeviceHandle::open(Sys& sys, std::string_view bdf,
                                                          DeviceOptions opts) {
-  constexpr std::string_view kScheme = "vfio:";  // DESIGN.md "Device addressing"
+  constexpr std::string_view kScheme = "vfio:";  // docs/DESIGN.md "Device addressing"
   if (bdf.substr(0, kScheme.size()) == kScheme) bdf.remove_prefix(kScheme.size());
   Result<std::unique_ptr<VfioDevice>> vfio = VfioDevice::open(sys, bdf);
   if (!vfio) return vfio.status();

@@ -6,7 +6,7 @@
 // torn down (DMA memory before the container that maps it).
 //
 // open(sys, bdf): bdf is "DDDD:BB:DD.F" or the device URI form
-// "vfio:DDDD:BB:DD.F" (DESIGN.md "Device addressing"; "sim:<name>" URIs are
+// "vfio:DDDD:BB:DD.F" (docs/DESIGN.md "Device addressing"; "sim:<name>" URIs are
 // resolved to a BDF by the model's Kernel before they get here).
 // VfioDevice::open (see vfio.hpp for every step and error),
 // then DmaContext::create over its IOVA ranges with numa_node from sysfs.

@@ -13,7 +13,7 @@
 //                    (memory regions). The page-aligned span around it is
 //                    mapped at its own IOVA; iova() is the IOVA of the first
 //                    byte of the buffer itself.
-//   PagePool         4 KiB firmware pages for MANAGE_PAGES (PRM.md "Bring-up
+//   PagePool         4 KiB firmware pages for MANAGE_PAGES (docs/PRM.md "Bring-up
 //                    order" steps 5/8 and page-request EQEs): hands out page
 //                    IOVAs, takes them back by IOVA.
 //

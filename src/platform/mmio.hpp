@@ -23,10 +23,10 @@
 // util/udma_barrier.h (which name each barrier by purpose and state its TLP-level
 // effect; the instruction choice per architecture below follows the facts
 // recorded there), Intel SDM vol. 3 section 11.3 (memory types) and 8.2 (x86
-// ordering), Arm ARM B2.3 (DMB/DSB, shareability domains), PRM.md "Data path"
+// ordering), Arm ARM B2.3 (DMB/DSB, shareability domains), docs/PRM.md "Data path"
 // (doorbell record then doorbell; BlueFlame halves at UAR+0x800).
 //
-// Endianness: the HCA's registers are big-endian (PRM.md). The *_be accessors
+// Endianness: the HCA's registers are big-endian (docs/PRM.md). The *_be accessors
 // take and return CPU-order values and do the swap; `mmio_write32_be(p, 1)`
 // puts the 1 in the last byte of the dword, i.e. produces a 4-byte MemWr TLP
 // whose byte 3 holds 0x01.
@@ -81,7 +81,7 @@ inline void udma_to_device_barrier() {
 // separate name documents the intent at the point of use.
 inline void udma_ordering_write_barrier() { udma_to_device_barrier(); }
 
-// "Doorbell record before MMIO doorbell" (PRM.md: write the record, barrier,
+// "Doorbell record before MMIO doorbell" (docs/PRM.md: write the record, barrier,
 // then the doorbell): the doorbell record (WB memory the HCA reads) is
 // visible before the UAR doorbell store reaches the device, so the HCA that
 // reacts to the doorbell never reads a stale record. The record is ordinary
@@ -141,7 +141,7 @@ inline void mmio_write32_be(void* addr, uint32_t value) {
 }
 
 // One 8-byte MemWr TLP carrying `value` big-endian (the UAR doorbells are
-// 64-bit registers that must arrive whole: PRM.md CQ arm / send doorbell).
+// 64-bit registers that must arrive whole: docs/PRM.md CQ arm / send doorbell).
 //   x86-64: a single 8-byte MOV to UC memory is one 8-byte MemWr TLP.
 //   aarch64: a single 64-bit STR, single-copy atomic for an aligned
 //   doubleword, to Device memory is one 8-byte MemWr TLP.

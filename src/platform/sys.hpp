@@ -8,7 +8,7 @@
 // production it is real_sys(), which calls libc. The HCA model's emulated
 // VFIO kernel (src/sim) is another Sys that answers the same calls with the
 // same uAPI structures (linux/vfio.h), so the one VFIO backend runs unchanged
-// on silicon and on the model (DESIGN.md "Layers").
+// on silicon and on the model (docs/DESIGN.md "Layers").
 //
 // Conventions are libc's: a call returns what the libc function returns
 // (-1 / MAP_FAILED on failure) and sets errno. Descriptors handed out by an

@@ -33,7 +33,7 @@
 //   7. VFIO_DEVICE_GET_IRQ_INFO for VFIO_PCI_MSIX_IRQ_INDEX (vector count;
 //      0 when the index lacks VFIO_IRQ_INFO_EVENTFD).
 // Nothing is enabled on the device by open(): bus mastering, MSI-X and reset
-// are separate calls, so the driver orders them (PRM.md "Bring-up order").
+// are separate calls, so the driver orders them (docs/PRM.md "Bring-up order").
 //
 // Integer ioctl arguments (VFIO_CHECK_EXTENSION, VFIO_SET_IOMMU) are passed
 // through Sys::ioctl as the integer cast to void*, exactly as the kernel

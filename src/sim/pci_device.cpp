@@ -109,7 +109,7 @@ void PciDevice::init_bar0() {
                   static_cast<off_t>(kInitSegBytes),
                   static_cast<off_t>(cfg_.bar0_size - kInitSegBytes)) != 0)
     std::memset(bar0_ + kInitSegBytes, 0, cfg_.bar0_size - kInitSegBytes);
-  // PRM.md / device.h mlx5_init_seg: fw_rev = minor 31:16 | major 15:0.
+  // docs/PRM.md / device.h mlx5_init_seg: fw_rev = minor 31:16 | major 15:0.
   store_be32(init_seg::kFwRevOff, uint32_t{cfg_.fw_rev_minor} << 16 | cfg_.fw_rev_major);
   store_be32(init_seg::kCmdifRevFwSubOff, uint32_t{cfg_.cmdif_rev} << 16 | cfg_.fw_rev_subminor);
   // Read value of cmdq_addr_l_sz: log_cmdq_size 7:4, log_cmdq_stride 3:0.

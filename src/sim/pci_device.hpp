@@ -12,11 +12,11 @@
 //   * class 0x020000 (Ethernet controller). A ConnectX port reports the class
 //     of its link layer: 0x020700 (InfiniBand controller) in IB mode, 0x020000
 //     in Ethernet mode. RoCE runs over Ethernet ports, and the model's ports
-//     are RoCEv2 (DESIGN.md "Wire"), so the model is an Ethernet function.
+//     are RoCEv2 (docs/DESIGN.md "Wire"), so the model is an Ethernet function.
 //   * BAR0: 32 MiB, 64-bit prefetchable (the size ConnectX-4/5 report).
 //   * 64 MSI-X vectors (at most 256: the table lives in one 4 KiB page).
 //
-// BAR0 (PRM.md "Initialization segment"; kernel device.h mlx5_init_seg; the
+// BAR0 (docs/PRM.md "Initialization segment"; kernel device.h mlx5_init_seg; the
 // field table is prm/init_seg.hpp). Device registers are big-endian:
 //   0x000 fw_rev = minor << 16 | major; 0x004 cmdif_rev << 16 | subminor;
 //   0x014 reads log_cmdq_size << 4 | log_cmdq_stride (until the driver
@@ -78,7 +78,7 @@ struct DeviceConfig {
   uint64_t bar0_size = 32ull << 20;
   uint16_t msix_vectors = 64;
 
-  // Init segment identity (PRM.md; default ConnectX-5 firmware 16.35.2000).
+  // Init segment identity (docs/PRM.md; default ConnectX-5 firmware 16.35.2000).
   uint16_t fw_rev_major = 16;
   uint16_t fw_rev_minor = 35;
   uint16_t fw_rev_subminor = 2000;

@@ -5,7 +5,7 @@
 // of src/sim (config space, BAR0 memory, MSI-X, reset, IOMMU); used by the
 // firmware (src/sim/fw) and the data-path engine.
 //
-// BAR0 layout (PRM.md "Initialization segment"): the init segment at 0 (the
+// BAR0 layout (docs/PRM.md "Initialization segment"): the init segment at 0 (the
 // 4 KiB page 0 also holds the health buffer at 0x200; internal timer and
 // health counter at 0x1000/0x1010 in page 1), UAR pages at n * 4096.
 //

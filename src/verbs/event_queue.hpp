@@ -5,8 +5,8 @@
 // unsolicited events, and the registry of in-flight requests keyed by
 // (this queue, user_data) that guarantees one event per request.
 //
-// Request life cycle (DESIGN.md "The async control path"; the IRP rules of
-// shared/NTSTATUS.md):
+// Request life cycle (docs/DESIGN.md "The async control path"; the IRP rules of
+// docs/NTSTATUS.md):
 //   begin(user_data)   reserves a ring slot for the completion -> Ticket
 //   complete(ticket)   posts the one event (first of complete/cancel wins)
 //   cancel(user_data)  posts the one event with KBV_ERR_CANCELLED and calls

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // kbv_device_query and kbv_port_query (kbv.h): capabilities (QUERY_HCA_CAP,
 // parsed at bring-up: hca::HcaCaps), firmware version (init segment
-// fw_rev / fw_rev_subminor, PRM.md "Initialization segment"), GUIDs and MTU
+// fw_rev / fw_rev_subminor, docs/PRM.md "Initialization segment"), GUIDs and MTU
 // (QUERY_NIC_VPORT_CONTEXT), port state (QUERY_VPORT_STATE) and the GID
 // table (QUERY_ROCE_ADDRESS per index).
 #include <kbv/kbv.h>

@@ -142,7 +142,7 @@ Status Object::close(const std::shared_ptr<EventQueue>& eq, uint64_t user_data) 
     }
     closing_ = true;
   }
-  // NTSTATUS.md: pending notification requests complete CANCELLED first.
+  // docs/NTSTATUS.md: pending notification requests complete CANCELLED first.
   cancel_requests();
   bool done = release_ref();  // the creator's reference
   if (eq) return KBV_PENDING;

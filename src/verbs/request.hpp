@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Request primitives built on EventQueue (event_queue.hpp), reproducing the
-// IRP rules of the OpenIB kernel async verbs proposals (shared/seeds 000,
-// 001; summarised in shared/NTSTATUS.md "IRP semantics to reproduce"):
+// IRP rules of the OpenIB kernel async verbs proposals (docs/NTSTATUS.md sources 000,
+// 001; summarised in docs/NTSTATUS.md "IRP semantics to reproduce"):
 //
 //   Object            reference-counted verbs object with a generation-checked
 //                     handle; requests about it are tracked so they can be

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // NT verbs interface on a model HCA: the interface, CA open/close, query
 // size negotiation, port and fatal event requests, close semantics and
-// STATUS_FILE_FORCED_CLOSED after a device fatal (shared/NTSTATUS.md "IRP
+// STATUS_FILE_FORCED_CLOSED after a device fatal (docs/NTSTATUS.md "IRP
 // semantics to reproduce").
 #include <arpa/inet.h>
 #include <kbv/eq.h>

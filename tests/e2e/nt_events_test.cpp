@@ -160,7 +160,7 @@ TEST_F(NtEvents, QpCallbackSeesTheEventAndEqCancelWorks) {
 
 TEST_F(NtEvents, CqOverrunCompletesTheCqAsyncRequest) {
   ASSERT_NO_FATAL_FAILURE(connect(4));
-  // Three queued requests (NTSTATUS.md: several may be queued, one completes
+  // Three queued requests (docs/NTSTATUS.md: several may be queued, one completes
   // per event, each is cancellable, the rest are cancelled when the CQ goes).
   Req async, cancelled, later;
   ASSERT_EQ(a_.ifc->GetCqAsyncEvent(a_.scq, cancelled.p()), STATUS_PENDING);

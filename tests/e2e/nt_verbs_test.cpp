@@ -72,7 +72,7 @@ TEST_F(NtVerbs, CreateCqPendsAndReturnsTheCqInInformation) {
       ifc_->CreateCq(reinterpret_cast<IB_CA*>(pd_), 8, nullptr, nullptr, nullptr, nullptr, &s),
       STATUS_INVALID_HANDLE);  // a PD is not a CA
   // An error return means nothing will complete: the completion routine of
-  // a refused request never runs (NTSTATUS.md, IRP semantics).
+  // a refused request never runs (docs/NTSTATUS.md, IRP semantics).
   Req refused;
   EXPECT_EQ(ifc_->CreateCq(ca_, 0, nullptr, nullptr, nullptr, nullptr, refused.p()),
             STATUS_INVALID_PARAMETER_2);

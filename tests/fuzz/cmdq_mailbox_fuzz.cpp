@@ -6,7 +6,7 @@
 // command-queue entries and mailbox chains.
 //
 // The input is laid out as device-visible memory: the first 64 bytes are
-// the command queue entry (PRM.md "Command queue entry"), the rest fills up
+// the command queue entry (docs/PRM.md "Command queue entry"), the rest fills up
 // to kBlocks mailbox blocks (576 B each, 1 KiB apart) mapped right after the
 // entry's 4 KiB page. Mailbox pointers in the input that point elsewhere hit
 // unmapped IOVAs — exactly the IOMMU faults the model must survive. The

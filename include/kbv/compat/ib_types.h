@@ -3,7 +3,7 @@
  * The data types of the NT kernel-verbs interface (kbv/compat/ib_verbs.h):
  * fixed-width Windows base types, the STATUS_* names, and the IB_* types of
  * the OpenIB Windows "[RFC v2] Kernel Async Verbs" inc/iba/ibdef.h
- * (shared/seeds/000, Nov 2005): attributes, work requests and completions,
+ * (docs/NTSTATUS.md source 000, Nov 2005): attributes, work requests and completions,
  * QP create/modify/query structures. Included by ib_verbs.h; see there for
  * what differs from the RFC and the completion rules.
  */

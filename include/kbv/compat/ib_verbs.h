@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The NT kernel-verbs interface on kbv: IB_VERBS_INTERFACE_STANDARD in the
- * shape of the OpenIB Windows "[RFC v2] Kernel Async Verbs" (shared/seeds/000,
+ * shape of the OpenIB Windows "[RFC v2] Kernel Async Verbs" (docs/NTSTATUS.md source 000,
  * inc/iba/ibdef.h + inc/kernel/iba/ibverbs.h, Nov 2005), so code written
- * against that proposal ports to kbv. Semantics: shared/NTSTATUS.md "IRP
+ * against that proposal ports to kbv. Semantics: docs/NTSTATUS.md "IRP
  * semantics to reproduce"; statuses: kbv/compat/ntstatus.h.
  *
  * What differs from the RFC, and why:
@@ -23,7 +23,7 @@
  *    Windows, not the LP64 unsigned long). Define KBV_NT_NO_WINDOWS_TYPES
  *    before including this header to supply them yourself.
  *
- * Completion rules (NTSTATUS.md, seed 000 RETURN VALUES of every function):
+ * Completion rules (docs/NTSTATUS.md, seed 000 RETURN VALUES of every function):
  *  - STATUS_PENDING: the request completes later, exactly once: IoStatus is
  *    written, then the completion callback runs or the event is posted.
  *  - Any other return value: the call is over and nothing more happens to

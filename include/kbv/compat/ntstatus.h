@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * NTSTATUS compatibility: kbv_status_t <-> NTSTATUS, for code written against
- * the Windows kernel-verbs proposals kbv comes from (shared/seeds/000: the
- * "[RFC v2] Kernel Async Verbs" IB_VERBS_INTERFACE_STANDARD; shared/NTSTATUS.md).
+ * the Windows kernel-verbs proposals kbv comes from (docs/NTSTATUS.md source 000: the
+ * "[RFC v2] Kernel Async Verbs" IB_VERBS_INTERFACE_STANDARD; docs/NTSTATUS.md).
  *
  * Every native status has exactly one NTSTATUS (kbv_status_to_ntstatus), and
  * that mapping is one-to-one, so kbv_status_from_ntstatus() gives the native
@@ -30,7 +30,7 @@ extern "C" {
 
 typedef int32_t KBV_NTSTATUS;
 
-/* Values: shared/NTSTATUS.md (Windows ntstatus.h). */
+/* Values: docs/NTSTATUS.md (Windows ntstatus.h). */
 #define KBV_STATUS_SUCCESS ((KBV_NTSTATUS)0x00000000)
 #define KBV_STATUS_ABANDONED ((KBV_NTSTATUS)0x00000080)
 #define KBV_STATUS_TIMEOUT ((KBV_NTSTATUS)0x00000102)
@@ -138,7 +138,7 @@ const char* kbv_ntstatus_name(KBV_NTSTATUS nt);
 
 /* ---- OpenIB access layer ib_api_status_t, by name ----------------------
  * The enum's ordinals differ between OpenIB versions, so the mapping is by
- * name ("IB_INSUFFICIENT_MEMORY"); shared/NTSTATUS.md gives the table. */
+ * name ("IB_INSUFFICIENT_MEMORY"); docs/NTSTATUS.md gives the table. */
 
 /* The NTSTATUS the OpenIB access layer used for an ib_api_status_t name;
  * returns 0 and sets *out, or -1 for a name that is not an ib_api_status_t. */

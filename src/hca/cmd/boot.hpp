@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// Bring-up and teardown commands (PRM.md "Bring-up order"; layouts
+// Bring-up and teardown commands (docs/PRM.md "Bring-up order"; layouts
 // hca/prm/boot.hpp from mlx5_ifc.h): ENABLE_HCA 0x104, DISABLE_HCA 0x105,
 // QUERY_ISSI 0x10A, SET_ISSI 0x10B, INIT_HCA 0x102, TEARDOWN_HCA 0x103,
 // ACCESS_REG 0x805 (generic, and the HOST_ENDIANNESS register 0x7004),

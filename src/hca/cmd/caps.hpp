@@ -2,7 +2,7 @@
 //
 // QUERY_HCA_CAP 0x100 and SET_HCA_CAP 0x109 (hca/prm/hca_cap.hpp from
 // mlx5_ifc.h cmd_hca_cap / roce_cap / query_hca_cap_in/out /
-// set_hca_cap_in/out; op_mod = cap_type << 1 | mode, PRM.md step 7), and
+// set_hca_cap_in/out; op_mod = cap_type << 1 | mode, docs/PRM.md step 7), and
 // HcaCaps: the capabilities the driver and the verbs layer use, parsed.
 //
 // Raw capability blocks are 4096 bytes (prm::hca_cap_union); SET_HCA_CAP

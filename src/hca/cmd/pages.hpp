@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // QUERY_PAGES 0x107 and MANAGE_PAGES 0x108 (hca/prm/boot.hpp, mlx5_ifc.h
-// query_pages_in/out, manage_pages_in/out; PRM.md "Bring-up order" 5 and 8,
+// query_pages_in/out, manage_pages_in/out; docs/PRM.md "Bring-up order" 5 and 8,
 // run-time page requests). Page bookkeeping is PageManager's (pages.hpp);
 // these only encode and decode.
 //

@@ -2,7 +2,7 @@
 //
 // Vport and RoCE address commands (hca/prm/vport.hpp from mlx5_ifc.h):
 // QUERY_VPORT_STATE 0x750, QUERY_NIC_VPORT_CONTEXT 0x754,
-// MODIFY_NIC_VPORT_CONTEXT 0x755 (roce_en, PRM.md bring-up step 10 on
+// MODIFY_NIC_VPORT_CONTEXT 0x755 (roce_en, docs/PRM.md bring-up step 10 on
 // Ethernet), QUERY_HCA_VPORT_CONTEXT 0x762, QUERY_HCA_VPORT_GID 0x764,
 // QUERY_ROCE_ADDRESS 0x760, SET_ROCE_ADDRESS 0x761.
 //

@@ -109,7 +109,7 @@ struct set_issi_out {
 };
 static_assert(set_issi_out::kBits / 8 == 16);
 
-// The interface step the driver sets (PRM.md bring-up step 4: ISSI 1).
+// The interface step the driver sets (docs/PRM.md bring-up step 4: ISSI 1).
 inline constexpr uint16_t kIssi = 1;
 
 // mlx5_ifc.h query_pages_in_bits (16 B). op_mod = QueryPagesOpMod.

@@ -13,7 +13,7 @@
 //     same layouts in bits: status is 7 bits above the ownership bit; entry
 //     mailbox pointers carry bits 63:9, a block's next pointer bits 63:10);
 //   * include/linux/mlx5/driver.h CMD_OWNER_SW/HW;
-//   * /work/shared/PRM.md "Command queue entry" (offsets agree; pinned below).
+//   * docs/PRM.md "Command queue entry" (offsets agree; pinned below).
 //
 // Threading: layouts and constants only. Ownership hand-off (write the entry,
 // then status_own, barrier, doorbell) is the driver's business (src/hca/cmdq).
@@ -91,7 +91,7 @@ inline constexpr uint32_t kMailboxNextAlign = 1024;
 constexpr uint8_t delivery_status_of(uint8_t status_own) {
   return static_cast<uint8_t>(status_own >> 1);
 }
-// Number of mailbox blocks for a message of len bytes (PRM.md: bytes beyond
+// Number of mailbox blocks for a message of len bytes (docs/PRM.md: bytes beyond
 // the first 16 are carried in ceil((len - 16) / 512) chained blocks).
 constexpr uint32_t mailbox_blocks(uint32_t len) {
   return len <= kCmdInlineBytes

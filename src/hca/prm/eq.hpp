@@ -10,7 +10,7 @@
 // against the reserved_at_<offset> names); enums MLX5_EQC_STATUS_* and
 // MLX5_EQC_ST_*. Doorbell: include/linux/mlx5/eq.h (MLX5_NUM_SPARE_EQE) and
 // drivers/net/ethernet/mellanox/mlx5/core/lib/eq.h (eq_update_ci: UAR + 0x40
-// arms, + 0x48 only updates; value = ci & 0xffffff | eqn << 24); PRM.md
+// arms, + 0x48 only updates; value = ci & 0xffffff | eqn << 24); docs/PRM.md
 // "Event queues".
 //
 // EQE layout and event types: eqe.hpp. EQ buffer: 1 << log_eq_size EQEs of 64

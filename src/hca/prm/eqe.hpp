@@ -14,7 +14,7 @@
 //     members of union mlx5_ifc_event_auto_bits (comp_event, cmd_inter_comp_event,
 //     pages_req_event, port_state_change_event, cq_error, qp_events), which
 //     give the same offsets in bits;
-//   * /work/shared/PRM.md "Event queues": every byte offset it states
+//   * docs/PRM.md "Event queues": every byte offset it states
 //     (completion CQN = low 24 bits of data+24, CQ error CQN @data+0 and
 //     syndrome @data+11, QP/SRQ type @data+20 and number @data+24, page
 //     request function id @data+2 and count @data+4, port @data+8 upper nibble)
@@ -121,11 +121,11 @@ static_assert(eqe::owner.off / 8 == 63);
 static_assert(eqe::comp.end() == eqe::data.end());
 
 inline constexpr uint32_t kEqeBytes = eqe::kBits / 8;
-// Value software writes to every EQE owner byte of a new EQ (PRM.md: "software
+// Value software writes to every EQE owner byte of a new EQ (docs/PRM.md: "software
 // initialises every owner byte to 1").
 inline constexpr uint8_t kEqeOwnerInit = 0x1;
 
-// Event types (device.h enum mlx5_event; PRM.md "Types"). Bit n of
+// Event types (device.h enum mlx5_event; docs/PRM.md "Types"). Bit n of
 // create_eq_in.event_bitmask enables type n.
 enum class EventType : uint8_t {
   COMP = 0x00,
@@ -186,7 +186,7 @@ enum class CqErrSyndrome : uint8_t {
 };
 
 // True when the EQE at consumer index ci of an EQ of nent (a power of two)
-// entries is software's (PRM.md: (owner & 1) == ((ci & nent) != 0)).
+// entries is software's (docs/PRM.md: (owner & 1) == ((ci & nent) != 0)).
 constexpr bool eqe_is_sw_owned(uint8_t owner_byte, uint32_t ci, uint32_t nent) {
   return (owner_byte & 1) == ((ci & nent) != 0 ? 1 : 0);
 }

@@ -12,7 +12,7 @@
 //     enums MLX5_INITIAL_SEG_NIC_INTERFACE_* and _HEALTH_SYNDROME_*;
 //   * drivers/net/ethernet/mellanox/mlx5/core/cmd.c (CMD_IF_REV 5) and
 //     health.c (nic_interface is read as (cmdq_addr_l_sz >> 8) & 7);
-//   * /work/shared/PRM.md "Initialization segment" (offsets agree with the
+//   * docs/PRM.md "Initialization segment" (offsets agree with the
 //     above; each is pinned below).
 //
 // Every register is a big-endian dword; the driver reads and writes it with
@@ -48,7 +48,7 @@ struct health_buffer {
   static constexpr F ext_synd{0x1f0, 16};
 };
 static_assert(health_buffer::kBits / 8 == 64);
-static_assert(health_buffer::fw_version.off / 8 == 0x30);  // PRM.md: 0x230 - 0x200
+static_assert(health_buffer::fw_version.off / 8 == 0x30);  // docs/PRM.md: 0x230 - 0x200
 static_assert(health_buffer::hw_id.off / 8 == 0x34);
 static_assert(health_buffer::rfr.off / 8 == 0x38);
 static_assert(health_buffer::irisc_index.off / 8 == 0x3c);
@@ -77,7 +77,7 @@ struct init_seg {
   static constexpr F cmdq_phy_addr_31_12{0xa0, 20};
   // mlx5_ifc.h declares nic_interface as 2 bits (9:8) after 2 reserved bits,
   // but its own MLX5_INITIAL_SEG_NIC_INTERFACE_SW_RESET is 7 and the kernel's
-  // health.c reads and writes it as 3 bits ((x >> 8) & 7); PRM.md says 10:8.
+  // health.c reads and writes it as 3 bits ((x >> 8) & 7); docs/PRM.md says 10:8.
   // We follow the driver: 3 bits, 10:8.
   static constexpr F nic_interface{0xb5, 3};
   static constexpr F log_cmdq_size{0xb8, 4};
@@ -156,7 +156,7 @@ static_assert(init_seg::real_time_l.off / 8 == init_seg::kRealTimeLOff);
 static_assert(init_seg::ieee1588_clk.off / 8 == init_seg::kIeee1588ClkOff);
 static_assert(init_seg::clr_intx.off / 8 == init_seg::kClrIntxOff);
 
-// Command interface revision the driver speaks (cmd.c CMD_IF_REV; PRM.md: "must
+// Command interface revision the driver speaks (cmd.c CMD_IF_REV; docs/PRM.md: "must
 // be 5"): init_seg.cmd_interface_rev.
 inline constexpr uint32_t kCmdifRev = 5;
 // Raw-dword forms of the flags above.
@@ -169,7 +169,7 @@ inline constexpr uint32_t kHealthCounterMask = 0xFFFFFF;
 // A function that fell off the bus reads all-ones (health.c sensor_pci_not_working).
 inline constexpr uint32_t kDeviceGone = 0xFFFFFFFF;
 
-// Command queue geometry limits (PRM.md: 1 << log_size <= 32 and
+// Command queue geometry limits (docs/PRM.md: 1 << log_size <= 32 and
 // log_size + log_stride <= 12, i.e. the queue fits one 4 KiB page).
 inline constexpr uint32_t kMaxLogCmdqSize = 5;
 inline constexpr uint32_t kCmdqPageShift = 12;
@@ -186,14 +186,14 @@ enum class NicInterface : uint8_t {
 };
 
 // health_buffer.synd (mlx5_ifc.h MLX5_INITIAL_SEG_HEALTH_SYNDROME_*; the same
-// values as health.c MLX5_HEALTH_SYNDR_* and PRM.md). 0 = healthy.
+// values as health.c MLX5_HEALTH_SYNDR_* and docs/PRM.md). 0 = healthy.
 enum class HealthSyndrome : uint8_t {
   FW_INTERNAL_ERR = 0x1,
   DEAD_IRISC = 0x7,    // iRISC not responding
   HW_FATAL_ERR = 0x8,  // unrecoverable hardware error
   FW_CRC_ERR = 0x9,
   ICM_FETCH_PCI_ERR = 0xa,
-  ICM_PAGE_ERR = 0xb,  // health.c / PRM.md: "HW fatal error"
+  ICM_PAGE_ERR = 0xb,  // health.c / docs/PRM.md: "HW fatal error"
   ASYNCHRONOUS_EQ_BUF_OVERRUN = 0xc,
   EQ_IN_ERR = 0xd,
   EQ_INV = 0xe,  // invalid EQ referenced

@@ -5,12 +5,12 @@
 //
 // Sources (values only; names follow the kernel's without the MLX5_ prefixes):
 //   * opcodes: kernel include/linux/mlx5/mlx5_ifc.h, enum MLX5_CMD_OP_*;
-//     /work/shared/PRM.md "Opcodes";
+//     docs/PRM.md "Opcodes";
 //   * command status (mbox_out.status): kernel include/linux/mlx5/device.h,
-//     enum MLX5_CMD_STAT_*; PRM.md "Command status";
+//     enum MLX5_CMD_STAT_*; docs/PRM.md "Command status";
 //   * delivery status (cmd_layout.status_own bits 7:1): kernel
 //     drivers/net/ethernet/mellanox/mlx5/core/cmd.c, enum
-//     MLX5_CMD_DELIVERY_STAT_*; PRM.md "Delivery status";
+//     MLX5_CMD_DELIVERY_STAT_*; docs/PRM.md "Delivery status";
 //   * QUERY_PAGES / MANAGE_PAGES op_mod: mlx5_ifc.h enums
 //     MLX5_QUERY_PAGES_IN_OP_MOD_* and MLX5_MANAGE_PAGES_IN_OP_MOD_*;
 //   * QUERY_HCA_CAP / SET_HCA_CAP op_mod: device.h enum mlx5_cap_type and

@@ -8,7 +8,7 @@
 // include/linux/mlx5/doorbell.h (MLX5_CQ_DOORBELL 0x20, MLX5_BF_OFFSET 0x800);
 // include/linux/mlx5/device.h (MLX5_ADAPTER_PAGE_SHIFT 12, MLX5_BFREGS_PER_UAR 4);
 // drivers/net/ethernet/mellanox/mlx5/core/lib/eq.h (EQ doorbell at 0x40/0x48);
-// PRM.md "Data path" (UAR page n at BAR0 + n * 4096).
+// docs/PRM.md "Data path" (UAR page n at BAR0 + n * 4096).
 //
 // Threading: layouts and constants only.
 #pragma once

@@ -2,7 +2,7 @@
 //
 // The model HCA's CQE writer and completion notification (arming).
 //
-// Ring (PRM.md "Data path"; rdma-core mlx5dv.h struct mlx5_cqe64): a CQ of
+// Ring (docs/PRM.md "Data path"; rdma-core mlx5dv.h struct mlx5_cqe64): a CQ of
 // n = 1 << log_cq_size 64-byte CQEs at the CQ's WqBuffer. The producer
 // writes CQE number pi at slot pi & (n - 1) with op_own = opcode << 4 |
 // owner, owner = (pi >> log_cq_size) & 1 (software owns the entry when the
@@ -16,12 +16,12 @@
 // mlx5dv.h struct mlx5_err_cqe): vendor_err_synd @54, syndrome @55.
 //
 // Overrun: before writing, the consumer index is read from the CQ doorbell
-// record (dbrec[0], 24 bits, big-endian; PRM.md). When pi - ci == n the CQ
+// record (dbrec[0], 24 bits, big-endian; docs/PRM.md). When pi - ci == n the CQ
 // is full: unless cqc.oi, the CQ goes to status CQ_OVERFLOW (prm::cqc_status)
 // and a CQ error event (CQ_OVERRUN) is raised instead of overwriting; later
 // CQEs are dropped (KBV_ERR_OVERFLOW).
 //
-// Arming (PRM.md: 64-bit UAR+0x20 write, high = sn << 28 | cmd | ci, low =
+// Arming (docs/PRM.md: 64-bit UAR+0x20 write, high = sn << 28 | cmd | ci, low =
 // cqn; or the doorbell record arm word dbrec[1]; cmd 0 = any completion,
 // MLX5_CQ_DB_REQ_NOT_SOL = solicited only): the CQ becomes armed (cqc_st
 // NOTIFICATION_REQUEST_ARMED / SOLICITED_..._ARMED). A request with the sn

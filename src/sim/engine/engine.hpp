@@ -2,7 +2,7 @@
 //
 // The model HCA's transport engine: executes send WQEs, receives RoCEv2
 // packets on the model's port and writes CQEs — the data path of one model
-// (DESIGN.md "The HCA model"; issue 5 parts 2-5).
+// (docs/DESIGN.md "The HCA model"; issue 5 parts 2-5).
 //
 // Threading model (decided here): the engine runs ON the firmware thread.
 // The firmware's epoll loop also sleeps on the port's UDP socket and on the
@@ -13,7 +13,7 @@
 // mutex) and wakes the loop through the firmware's eventfd. Idle = asleep in
 // epoll: nothing polls faster than the nearest retransmit / RNR timer.
 //
-// Doorbells (PRM.md "Data path"):
+// Doorbells (docs/PRM.md "Data path"):
 //   * SQ: an 8-byte write at UAR page offset 0x800 + k * 256 (a BlueFlame
 //     half; a BlueFlame copy's first 8 bytes land there too) = the first 8
 //     bytes of the control segment (opmod_idx_opcode, qpn_ds): the QPN says

@@ -2,7 +2,7 @@
 //
 // The model HCA's payload access: every byte the data path reads or writes
 // goes through a memory key (fw::MkeyTable::translate: key, PD, rights,
-// bounds, MTT) and then the IOMMU (dma_read / dma_write), as DESIGN.md "The
+// bounds, MTT) and then the IOMMU (dma_read / dma_write), as docs/DESIGN.md "The
 // HCA model" requires.
 //
 //   * gather / scatter: local SGE lists (lkeys) <-> a byte span, starting
@@ -14,7 +14,7 @@
 // Errors (AccessStatus.syndrome, rdma-core mlx5dv.h MLX5_CQE_SYNDROME_*):
 //   local key fault (bad key, PD, rights, bounds, MTT) -> LOCAL_PROT_ERR;
 //   remote key fault -> REMOTE_ACCESS_ERR (the responder NAKs with a remote
-//   access error, IBTA 9.7.5.2.8 / PRM.md AETH NAK code 2);
+//   access error, IBTA 9.7.5.2.8 / docs/PRM.md AETH NAK code 2);
 //   IOMMU fault -> LOCAL_PROT_ERR (local) / REMOTE_ACCESS_ERR (remote) with
 //   iommu = true (the IOMMU has counted and logged it);
 //   SGE list too short for scatter -> LOCAL_LENGTH_ERR.

@@ -13,7 +13,7 @@ namespace kbv::sim::engine {
 namespace {
 constexpr const char* kLog = "sim.engine";
 constexpr uint64_t kUarPage = 4096;
-constexpr uint32_t kCqDoorbell = 0x20;      // PRM.md "Data path"
+constexpr uint32_t kCqDoorbell = 0x20;      // docs/PRM.md "Data path"
 constexpr uint32_t kBlueFlameBase = 0x800;  // BlueFlame registers, 256-B halves
 // How often the RQ doorbell record of a QP in error is read (see run()).
 constexpr std::chrono::milliseconds kErrRqPoll{5};
@@ -361,7 +361,7 @@ void Transport::send(fw::Qp& q, const wire::PacketHeaders& h, std::span<const ui
 
 Status Transport::send_to(uint32_t ip, uint16_t sport, const wire::PacketHeaders& h,
                           std::span<const uint8_t> payload) {
-  // The model's wire is loopback only (DESIGN.md "Wire"): a destination
+  // The model's wire is loopback only (docs/DESIGN.md "Wire"): a destination
   // outside 127.0.0.0/8 (a GID that is not ::ffff:127.x.y.z) is unreachable
   // and the packet is lost, as on a network without that host.
   if ((ip >> 24) != 127) {

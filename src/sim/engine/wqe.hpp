@@ -7,7 +7,7 @@
 // Layouts come from rdma-core's infiniband/mlx5dv.h (mlx5_wqe_ctrl_seg,
 // mlx5_wqe_raddr_seg, mlx5_wqe_atomic_seg, mlx5_wqe_datagram_seg /
 // mlx5_wqe_av, mlx5_wqe_data_seg, mlx5_wqe_inl_data_seg,
-// mlx5_wqe_srq_next_seg); facts from PRM.md "Data path":
+// mlx5_wqe_srq_next_seg); facts from docs/PRM.md "Data path":
 //   * the SQ is 1 << log_sq_size basic blocks (MLX5_SEND_WQE_BB = 64 B); WQE
 //     `index` starts in block index & (n - 1) and spans ds 16-byte units,
 //     wrapping from the ring end to its start (rdma-core qp.c wraps the same);

@@ -3,7 +3,7 @@
 // Event queues of the model firmware: the EQ table (CREATE_EQ / DESTROY_EQ /
 // QUERY_EQ), the EQE writer and the EQ doorbells.
 //
-// EQE writer (PRM.md "Event queues"; device.h mlx5_eqe, prm/eqe.hpp): the
+// EQE writer (docs/PRM.md "Event queues"; device.h mlx5_eqe, prm/eqe.hpp): the
 // producer writes entry pi & (n-1) with owner bit = (pi >> log_eq_size) & 1,
 // so software, which initialises every owner byte to 1, sees entry ci as its
 // own when (owner & 1) == ((ci & n) != 0). The 63 bytes before the owner byte
@@ -11,7 +11,7 @@
 // ci as last written to the doorbell) drops the event, counts an overrun and
 // logs it (silicon would raise an EQ overrun error).
 //
-// Doorbells (PRM.md "EQ doorbell"): a 32-bit write of (ci & 0xFFFFFF) |
+// Doorbells (docs/PRM.md "EQ doorbell"): a 32-bit write of (ci & 0xFFFFFF) |
 // eqn << 24 to UAR page `uar_page` of the EQ, offset 0x40 (update ci and
 // arm) or 0x48 (update ci only). An armed EQ raises its MSI-X vector (eqc
 // intr) on the next EQE and disarms; arming an EQ that already holds EQEs

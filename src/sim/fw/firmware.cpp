@@ -25,7 +25,7 @@ namespace {
 constexpr const char* kLog = "sim.fw";
 using Clock = std::chrono::steady_clock;
 constexpr uint64_t kUarPage = 4096;
-constexpr uint32_t kEqDoorbellArm = 0x40;    // PRM.md "EQ doorbell": update ci and arm
+constexpr uint32_t kEqDoorbellArm = 0x40;    // docs/PRM.md "EQ doorbell": update ci and arm
 constexpr uint32_t kEqDoorbellNoArm = 0x48;  // update ci only
 
 uint32_t bar_load(std::span<std::byte> bar, uint32_t off) {
@@ -302,7 +302,7 @@ void Firmware::latch_cmdq() {
   cmdq_iova_ = addr;
   cmdq_valid_ = true;
   // Reads of 0x14 return the address with the geometry in the low byte
-  // (PRM.md; nic_interface bits 10:8 stay as written).
+  // (docs/PRM.md; nic_interface bits 10:8 stay as written).
   bar_store(bar, prm::init_seg::kCmdqAddrLSzOff, (l & ~0xFFu) | geometry);
   log::debug(kLog, "command queue at iova {:#x} ({} slots of {} B)", addr, 1u << log_size_,
              1u << log_stride_);

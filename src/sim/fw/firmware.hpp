@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // The model HCA's firmware: one thread per model that runs the command queue
-// (PRM "Command Interface"; PRM.md "Command queue entry") with PRM semantics.
+// (PRM "Command Interface"; docs/PRM.md "Command queue entry") with PRM semantics.
 //
 // Command queue engine:
 //   * The queue address is latched from BAR0 cmdq_addr_h/l (0x10/0x14) when

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // UAR pages: ALLOC_UAR hands out an index n, and the driver rings doorbells
-// in BAR0 page n (PRM.md "UAR page n is at BAR0 + n*4096"; mlx5_ifc.h
+// in BAR0 page n (docs/PRM.md "UAR page n is at BAR0 + n*4096"; mlx5_ifc.h
 // alloc_uar_out.uar, dealloc_uar_in.uar). The model hands out
 // [first, first + count); pages 0 and 1 hold the init segment.
 //

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// Fault injection on a model port's transmit side (DESIGN.md "The HCA model":
+// Fault injection on a model port's transmit side (docs/DESIGN.md "The HCA model":
 // drop, duplicate, reorder, corrupt), for the transport reliability tests.
 //
 // Each fault is a probability drawn per transmitted datagram from a seeded

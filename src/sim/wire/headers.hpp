@@ -138,7 +138,7 @@ Result<ImmDt> decode_immdt(std::span<const uint8_t> in);
 Result<AtomicEth> decode_atomic_eth(std::span<const uint8_t> in);
 Result<AtomicAckEth> decode_atomic_ack_eth(std::span<const uint8_t> in);
 
-// ---- Opcodes (IBTA ch. 9 BTH OpCode; PRM.md "RoCEv2 wire") ---------------------
+// ---- Opcodes (IBTA ch. 9 BTH OpCode; docs/PRM.md "RoCEv2 wire") ---------------------
 // OpCode[7:5] is the transport service, OpCode[4:0] the operation.
 namespace opcode {
 inline constexpr uint8_t kRc = 0x00, kUc = 0x20, kUd = 0x60;

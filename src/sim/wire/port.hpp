@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// A model HCA port's RoCEv2 endpoint on loopback (DESIGN.md "The HCA model",
-// PRM.md "RoCEv2 wire"): port N owns 127.0.0.N:4791 (GID ::ffff:127.0.0.N)
+// A model HCA port's RoCEv2 endpoint on loopback (docs/DESIGN.md "The HCA model",
+// docs/PRM.md "RoCEv2 wire"): port N owns 127.0.0.N:4791 (GID ::ffff:127.0.0.N)
 // and exchanges real RoCEv2 datagrams with other model ports, so a capture on
 // `lo` decodes in tshark. 127.0.0.0/8 is all loopback on Linux: nothing needs
 // configuring.

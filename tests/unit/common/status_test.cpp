@@ -76,7 +76,7 @@ TEST(Status, FromCmdDelivery) {
   EXPECT_EQ(kbv_status_from_cmd_delivery(0x33), KBV_ERR_CMD_DELIVERY);
 }
 
-// CQE syndrome byte -> work completion status (values from PRM.md "Error CQE").
+// CQE syndrome byte -> work completion status (values from docs/PRM.md "Error CQE").
 TEST(Status, FromCqeSyndrome) {
   struct {
     uint8_t syn;

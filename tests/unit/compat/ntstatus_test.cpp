@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// kbv_status_t <-> NTSTATUS (src/compat/ntstatus.cpp). Values: shared/NTSTATUS.md.
+// kbv_status_t <-> NTSTATUS (src/compat/ntstatus.cpp). Values: docs/NTSTATUS.md.
 #include <kbv/compat/ntstatus.h>
 
 #include <gtest/gtest.h>
@@ -115,7 +115,7 @@ TEST(NtStatus, InvalidParameterNumbering) {
 }
 
 // The OpenIB access layer's ib_api_status_t -> NTSTATUS table, by name
-// (shared/NTSTATUS.md).
+// (docs/NTSTATUS.md).
 TEST(NtStatus, IbApiStatusByName) {
   struct {
     const char* name;

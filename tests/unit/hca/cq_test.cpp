@@ -23,7 +23,7 @@ TEST_F(CqTest, CreateArmResizeDestroy) {
   for (uint32_t i = 0; i < c.ncqe(); ++i) EXPECT_EQ(c.mem().buf()[i * 64 + 63], std::byte{0xF0});
   EXPECT_EQ(sfw.opcodes().back(), 0x400u);
 
-  // Arm (PRM.md "Data path"): record word then the 64-bit doorbell at uar + 0x20.
+  // Arm (docs/PRM.md "Data path"): record word then the 64-bit doorbell at uar + 0x20.
   c.set_ci(0x123456);
   c.on_event();
   c.on_event();

@@ -197,7 +197,7 @@ TEST_F(DpCqTest, EveryErrorSyndrome) {
   auto p = CqPoller::create(ring());
   ASSERT_TRUE(p.has_value());
   ASSERT_TRUE(p->attach(kQpn, &*sq, nullptr, nullptr).is_ok());
-  // PRM.md "Data path" error syndromes -> status.h statuses.
+  // docs/PRM.md "Data path" error syndromes -> status.h statuses.
   const struct {
     uint8_t syndrome;
     kbv_status_t want;

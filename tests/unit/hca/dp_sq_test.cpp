@@ -51,7 +51,7 @@ TEST_F(DpSqTest, RcSendGoldenBytesAndBlueFlameCopy) {
   // ctrl + two data segments (the zero-length SGE is skipped).
   EXPECT_EQ(c.qpn_ds, kQpn << 8 | 3);
   EXPECT_EQ(c.fm_ce_se, MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_SOLICITED);
-  EXPECT_EQ(c.fm_ce_se, 0x0A);  // PRM.md: 0x08 CQE, 0x02 solicited
+  EXPECT_EQ(c.fm_ce_se, 0x0A);  // docs/PRM.md: 0x08 CQE, 0x02 solicited
   expect_data_seg(sq_bb(0) + 16, 100, 0x11, 0x1000);
   expect_data_seg(sq_bb(0) + 32, 300, 0x33, 0x3000);
   // Doorbell record: one basic block; a single small WQE goes BlueFlame:

@@ -51,13 +51,13 @@ class CqeTest : public ::testing::Test {
     cq_.c_eqn = kEqn;
     cq_.buf.pas = {kRing};
     cq_.dbr_addr = kDbr;
-    // A new CQ buffer is filled with op_own 0xF0 (invalid, owner 0; PRM.md).
+    // A new CQ buffer is filled with op_own 0xF0 (invalid, owner 0; docs/PRM.md).
     for (uint32_t i = 0; i < 4; ++i) *mem_.at(kRing + i * 64 + 63) = std::byte{0xF0};
   }
   const std::byte* cqe(uint32_t slot) { return mem_.at(kRing + slot * 64); }
   void consume(uint32_t ci) { test::be32_at(mem_.at(kDbr), ci & 0xffffff); }
   void set_arm_word(uint32_t w) { test::be32_at(mem_.at(kDbr + 4), w); }
-  // The driver's poll check (PRM.md): the CQE at ci is software's when its
+  // The driver's poll check (docs/PRM.md): the CQE at ci is software's when its
   // opcode is not INVALID and owner == ((ci & n) != 0).
   bool sw_owned(uint32_t ci) {
     const uint8_t op_own = uint8_t(cqe(ci & 3)[63]);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The bring-up commands of the model firmware in the PRM order (PRM.md
+// The bring-up commands of the model firmware in the PRM order (docs/PRM.md
 // "Bring-up order"), and their refusals.
 #include "fw_test_support.hpp"
 #include "hca/prm/boot.hpp"

@@ -387,7 +387,7 @@ class FwFixture : public ::testing::Test {
     for (int32_t i = 0; i < n; ++i) p.push_back(host_->dma().alloc(4096));
     return p;
   }
-  // ENABLE_HCA .. INIT_HCA as PRM.md lists it.
+  // ENABLE_HCA .. INIT_HCA as docs/PRM.md lists it.
   void bring_up() {
     ASSERT_EQ(run(Opcode::ENABLE_HCA, 0, 16, 12).status(), 0);
     Reply issi = run(Opcode::QUERY_ISSI, 0, 16, 112);

@@ -24,7 +24,7 @@ TEST(SimModel, OpensThroughTheEmulatedVfioKernel) {
   auto h = platform::DeviceHandle::open(Model::sys(), (*m)->bdf());
   ASSERT_TRUE(h.has_value()) << h.status().to_string();
   // The driver's BAR0 mapping is the model's memory: cmdif revision 5
-  // (PRM.md init segment 0x004 bits 31:16).
+  // (docs/PRM.md init segment 0x004 bits 31:16).
   const uint32_t rev = (*h)->bar0().read32_be(prm::init_seg::cmdif_rev_fw_sub.off / 8);
   EXPECT_EQ(rev >> 16, 5u);
   // `initializing` clears after the configured time (default 10 ms).

@@ -4,11 +4,11 @@
  * under LD_PRELOAD=libkbv-sim-preload.so with KBV_SIM_DEVICES=2. It finds a
  * Mellanox function bound to vfio-pci in sysfs, follows its iommu_group link,
  * opens the container, group and device, maps BAR0 and checks the init
- * segment's command interface revision (5, PRM.md) — the steps rdma-core's
+ * segment's command interface revision (5, docs/PRM.md) — the steps rdma-core's
  * providers/mlx5/mlx5_vfio.c takes. Then, as a driver's first command, it
  * maps a command queue page with VFIO_IOMMU_MAP_DMA, enables bus mastering,
  * waits for `initializing` to clear, writes the queue address and runs
- * ENABLE_HCA (opcode 0x104) through slot 0 (PRM.md "Command queue entry";
+ * ENABLE_HCA (opcode 0x104) through slot 0 (docs/PRM.md "Command queue entry";
  * mlx5_ifc.h enable_hca_in/out are 16 bytes each). Exit 0 on success; each
  * failed check prints a line and makes the exit status 1.
  */

@@ -2,7 +2,7 @@
 //
 // The model HCA's memory keys: what CREATE_MKEY established, and the
 // translation the data-path engine uses for every local (lkey) and remote
-// (rkey) access (DESIGN.md "The HCA model": the device reaches host memory
+// (rkey) access (docs/DESIGN.md "The HCA model": the device reaches host memory
 // only through memory keys, as on silicon).
 //
 // A key is mkey_index << 8 | variant (driver.h mlx5_idx_to_mkey; mkc.mkey_7_0

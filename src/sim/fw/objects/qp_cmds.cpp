@@ -4,7 +4,7 @@
 // destroy_qp_in, query_qp_in/out, qpc_bits; prm/qp_cmd.hpp, prm/qpc.hpp).
 // CREATE_QP makes a QP in RESET. Checks, in order:
 //   RoCE enabled on the vport (MODIFY_NIC_VPORT_CONTEXT
-//     roce_en; PRM.md bring-up step 10)                  BAD_SYS_STATE kQpRoceDisabled
+//     roce_en; docs/PRM.md bring-up step 10)                  BAD_SYS_STATE kQpRoceDisabled
 //   wq_umem_valid, dbr_umem_valid, offload_type,
 //     wq_signature, cd_master/slave, rlky, fre 0; ece 0
 //     unless cap ece_support                             BAD_PARAM kQpUnsupported

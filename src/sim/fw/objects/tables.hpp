@@ -184,7 +184,7 @@ struct RoceAddr {
 // The port / vport state the vport commands report and modify.
 struct PortState {
   static constexpr uint32_t kDefaultMtu = 9216;  // bytes incl. L2 headers (jumbo)
-  uint8_t host = 1;      // the port's address is 127.0.0.host (DESIGN.md "Wire")
+  uint8_t host = 1;      // the port's address is 127.0.0.host (docs/DESIGN.md "Wire")
   bool bound = false;    // host set by set_port_host / object_commands()
   bool up = true;        // link and port active
   bool roce_en = false;  // MODIFY_NIC_VPORT_CONTEXT roce_en (drivers set it at bring-up)
@@ -251,7 +251,7 @@ class ObjectTables : public Extension {
   }
 
   // Index 0 of the RoCE address table is the port's own address:
-  // ::ffff:127.0.0.host, RoCEv2, IPv4, the port MAC (DESIGN.md "Wire"); the
+  // ::ffff:127.0.0.host, RoCEv2, IPv4, the port MAC (docs/DESIGN.md "Wire"); the
   // model plays the host stack that configured it.
   void reset_roce_table();
 };

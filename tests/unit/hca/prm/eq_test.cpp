@@ -114,7 +114,7 @@ TEST(PrmEq, QueryEqOutDecodeGolden) {
   EXPECT_EQ(q.get(query_eq_out::event_bitmask), 1u);
 }
 
-// PRM.md: the doorbell value is (ci & 0xffffff) | eqn << 24, written at UAR +
+// docs/PRM.md: the doorbell value is (ci & 0xffffff) | eqn << 24, written at UAR +
 // 0x40 (arm) or + 0x48 (update only).
 TEST(PrmEq, Doorbell) {
   EXPECT_EQ(eq_doorbell_value(0x1234567, 5), 0x05234567u);

@@ -59,7 +59,7 @@ TEST_F(PrmInitSeg, EncodeGolden) {
 }
 
 // Health buffer at byte 0x200 (device.h): fw_ver @0x230, hw_id @0x234, rfr bit 31
-// of 0x238, irisc_index @0x23c, synd @0x23d, ext_synd @0x23e (PRM.md agrees);
+// of 0x238, irisc_index @0x23c, synd @0x23d, ext_synd @0x23e (docs/PRM.md agrees);
 // health_counter = low 24 bits of the dword at 0x1010 (mlx5_ifc.h bit 0x8088).
 TEST_F(PrmInitSeg, HealthEncodeGolden) {
   Ref<init_seg> r(buf.data());
@@ -122,7 +122,7 @@ TEST(PrmInitSegConst, Constants) {
   EXPECT_EQ(kInitializingBit, 0x80000000u);
   EXPECT_EQ(kHealthRfrBit, 0x80000000u);
   EXPECT_EQ(kNicInterfaceShift, 8u);
-  // PRM.md: 1 << log_size <= 32 and log_size + log_stride <= 12.
+  // docs/PRM.md: 1 << log_size <= 32 and log_size + log_stride <= 12.
   EXPECT_TRUE(cmdq_geometry_valid(5, 6));
   EXPECT_TRUE(cmdq_geometry_valid(0, 12));
   EXPECT_FALSE(cmdq_geometry_valid(6, 6));

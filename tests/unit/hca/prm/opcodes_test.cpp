@@ -12,7 +12,7 @@
 namespace kbv::prm {
 namespace {
 
-// Values as listed in PRM.md "Opcodes" / mlx5_ifc.h.
+// Values as listed in docs/PRM.md "Opcodes" / mlx5_ifc.h.
 TEST(PrmOpcodes, ValuesMatchMlx5Ifc) {
   EXPECT_EQ(to_u16(Opcode::QUERY_HCA_CAP), 0x100);
   EXPECT_EQ(to_u16(Opcode::ENABLE_HCA), 0x104);
@@ -77,7 +77,7 @@ TEST(PrmOpcodes, DeliveryStatus) {
   EXPECT_EQ(delivery_status_name(0xA), "UNKNOWN");
 }
 
-// PRM.md "Bring-up order": QUERY_PAGES op_mod 1 boot / 2 init / 3 regular,
+// docs/PRM.md "Bring-up order": QUERY_PAGES op_mod 1 boot / 2 init / 3 regular,
 // MANAGE_PAGES 0 cannot give / 1 give / 2 take, QUERY_HCA_CAP op_mod =
 // cap_type << 1 | current, RoCE caps = type 4, HOST_ENDIANNESS = 0x7004.
 TEST(PrmOpcodes, OpMods) {
