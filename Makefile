@@ -77,6 +77,7 @@ test-fuzz: deps $(BUILD_FUZZ)/build.ninja
 bench: build
 	$(BUILD)/bench/kbv-bench
 	$(BUILD)/bench/kbv-bench-dp
+	$(BUILD)/bench/kbv-bench-ibverbs
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
 

@@ -4,7 +4,7 @@
 // ibv_cq_ex poll functions (ibv_start_poll / ibv_next_poll / ibv_end_poll
 // and the ibv_wc_read_* readers; rdma-core 44 verbs.h, ibv_create_cq_ex(3)).
 // Both read kbv_poll_cq and convert with fast_path.hpp's rules; no lock, no
-// allocation.
+// allocation, no copy beyond the conversion.
 //
 // ibv_cq_ex: start_poll returns ENOENT when the CQ is empty (EINVAL for a
 // non-zero attr->comp_mask, as rdma-core's mlx5), else makes the oldest
@@ -18,31 +18,31 @@
 
 #include <kbv/kbv.h>
 
+#include <cstring>
+
 #include "ibverbs/fast_path.hpp"
 #include "ibverbs/objects.hpp"
 
 namespace kbv::ibverbs {
 
+// kbv_wc_t and ibv_wc have the same size: kbv fills the program's array and
+// each entry is converted in place (through a local copy).
+static_assert(sizeof(kbv_wc_t) == sizeof(ibv_wc));
+
 int poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
-  const kbv_cq_t h = to_cq(ibcq)->handle;
-  if (num_entries <= 0) return 0;
-  kbv_wc_t k[kPollChunk];
-  int total = 0;
-  while (total < num_entries) {
-    const uint32_t want = static_cast<uint32_t>(num_entries - total) < kPollChunk
-                              ? static_cast<uint32_t>(num_entries - total)
-                              : kPollChunk;
-    const int got = kbv_poll_cq(h, k, want);
-    if (got < 0) [[unlikely]] {
-      // ibv_poll_cq(3): a negative value on failure; completions already
-      // converted are returned first (the error repeats on the next call).
-      return total > 0 ? total : -post_errno(static_cast<kbv_status_t>(got));
-    }
-    for (int i = 0; i < got; ++i) to_ibv_wc(k[i], wc[total + i]);
-    total += got;
-    if (static_cast<uint32_t>(got) < want) break;
+  if (num_entries <= 0) [[unlikely]]
+    return 0;
+  const int got = kbv_poll_cq(to_cq(ibcq)->handle, reinterpret_cast<kbv_wc_t*>(wc),
+                              static_cast<uint32_t>(num_entries));
+  // ibv_poll_cq(3): a negative value on failure.
+  if (got < 0) [[unlikely]]
+    return -post_errno(static_cast<kbv_status_t>(got));
+  for (int i = 0; i < got; ++i) {
+    kbv_wc_t k;
+    std::memcpy(&k, &wc[i], sizeof k);
+    to_ibv_wc(k, wc[i]);
   }
-  return total;
+  return got;
 }
 
 namespace {

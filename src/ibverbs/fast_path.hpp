@@ -85,16 +85,36 @@ inline int post_errno(kbv_status_t st) {
 inline constexpr unsigned kIbvSendFlags =
     IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
 
+// IBV_SEND_{FENCE, SIGNALED, SOLICITED, INLINE} (bits 0..3) -> KBV_SEND_*.
+inline constexpr uint8_t kSendFlags[16] = {
+#define KBV_SF_(i)                                                         \
+  static_cast<uint8_t>(((i)&IBV_SEND_FENCE ? KBV_SEND_FENCE : 0) |         \
+                       ((i)&IBV_SEND_SIGNALED ? KBV_SEND_SIGNALED : 0) |   \
+                       ((i)&IBV_SEND_SOLICITED ? KBV_SEND_SOLICITED : 0) | \
+                       ((i)&IBV_SEND_INLINE ? KBV_SEND_INLINE : 0))
+    KBV_SF_(0),  KBV_SF_(1),  KBV_SF_(2),  KBV_SF_(3),  KBV_SF_(4),  KBV_SF_(5),
+    KBV_SF_(6),  KBV_SF_(7),  KBV_SF_(8),  KBV_SF_(9),  KBV_SF_(10), KBV_SF_(11),
+    KBV_SF_(12), KBV_SF_(13), KBV_SF_(14), KBV_SF_(15),
+#undef KBV_SF_
+};
+static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4 &&
+              IBV_SEND_INLINE == 8);
+
 // IBV_SEND_* -> KBV_SEND_*; -1 for a flag kbv lacks.
 inline int64_t send_flags(unsigned f) {
-  if (f & ~kIbvSendFlags) return -1;
-  uint32_t k = 0;
-  if (f & IBV_SEND_FENCE) k |= KBV_SEND_FENCE;
-  if (f & IBV_SEND_SIGNALED) k |= KBV_SEND_SIGNALED;
-  if (f & IBV_SEND_SOLICITED) k |= KBV_SEND_SOLICITED;
-  if (f & IBV_SEND_INLINE) k |= KBV_SEND_INLINE;
-  return k;
+  if (f & ~kIbvSendFlags) [[unlikely]]
+    return -1;
+  return kSendFlags[f];
 }
+
+// IBV_WR_* (0..6) -> KBV_WR_*.
+inline constexpr uint8_t kWrOpcode[7] = {
+    KBV_WR_RDMA_WRITE, KBV_WR_RDMA_WRITE_IMM, KBV_WR_SEND,      KBV_WR_SEND_IMM,
+    KBV_WR_RDMA_READ,  KBV_WR_ATOMIC_CS,      KBV_WR_ATOMIC_FA,
+};
+static_assert(IBV_WR_RDMA_WRITE == 0 && IBV_WR_RDMA_WRITE_WITH_IMM == 1 && IBV_WR_SEND == 2 &&
+              IBV_WR_SEND_WITH_IMM == 3 && IBV_WR_RDMA_READ == 4 &&
+              IBV_WR_ATOMIC_CMP_AND_SWP == 5 && IBV_WR_ATOMIC_FETCH_AND_ADD == 6);
 
 // The effective Q_Key of a UD send.
 inline uint32_t ud_qkey(const Qp& qp, uint32_t remote_qkey) {
@@ -103,31 +123,19 @@ inline uint32_t ud_qkey(const Qp& qp, uint32_t remote_qkey) {
 
 // One ibv_send_wr -> kbv_send_wr_t. Returns 0 or EINVAL.
 inline int to_kbv_send_wr(const Qp& qp, const ibv_send_wr& w, kbv_send_wr_t& k) {
-  const int64_t fl = send_flags(w.send_flags);
-  if (fl < 0 || (w.num_sge < 0) || (w.num_sge > 0 && w.sg_list == nullptr)) return EINVAL;
+  const unsigned op = static_cast<unsigned>(w.opcode);
+  if (op > IBV_WR_ATOMIC_FETCH_AND_ADD || (w.send_flags & ~kIbvSendFlags) || w.num_sge < 0 ||
+      (w.num_sge > 0 && w.sg_list == nullptr)) [[unlikely]]
+    return EINVAL;
   k.wr_id = w.wr_id;
-  k.flags = static_cast<uint32_t>(fl);
+  k.opcode = kWrOpcode[op];
+  k.flags = kSendFlags[w.send_flags];
   k.sg_list = kbv_sges(w.sg_list);
   k.num_sge = static_cast<uint32_t>(w.num_sge);
-  k.imm = 0;
+  // imm_data is read by kbv only for the *_IMM opcodes.
+  k.imm = be32toh(w.imm_data);
   k.reserved = 0;
-  switch (w.opcode) {
-    case IBV_WR_SEND: k.opcode = KBV_WR_SEND; break;
-    case IBV_WR_SEND_WITH_IMM:
-      k.opcode = KBV_WR_SEND_IMM;
-      k.imm = be32toh(w.imm_data);
-      break;
-    case IBV_WR_RDMA_WRITE: k.opcode = KBV_WR_RDMA_WRITE; break;
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-      k.opcode = KBV_WR_RDMA_WRITE_IMM;
-      k.imm = be32toh(w.imm_data);
-      break;
-    case IBV_WR_RDMA_READ: k.opcode = KBV_WR_RDMA_READ; break;
-    case IBV_WR_ATOMIC_CMP_AND_SWP: k.opcode = KBV_WR_ATOMIC_CS; break;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD: k.opcode = KBV_WR_ATOMIC_FA; break;
-    default: return EINVAL;
-  }
-  if (k.opcode == KBV_WR_ATOMIC_CS || k.opcode == KBV_WR_ATOMIC_FA) {
+  if (op >= IBV_WR_ATOMIC_CMP_AND_SWP) {
     k.remote_addr = w.wr.atomic.remote_addr;
     k.rkey = w.wr.atomic.rkey;
     k.compare_add = w.wr.atomic.compare_add;
@@ -139,7 +147,8 @@ inline int to_kbv_send_wr(const Qp& qp, const ibv_send_wr& w, kbv_send_wr_t& k) 
     k.swap = 0;
   }
   if (qp.qpx.qp_base.qp_type == IBV_QPT_UD) {
-    if (w.wr.ud.ah == nullptr) return EINVAL;
+    if (w.wr.ud.ah == nullptr) [[unlikely]]
+      return EINVAL;
     k.ah = to_ah(w.wr.ud.ah)->handle;
     k.remote_qpn = w.wr.ud.remote_qpn;
     k.remote_qkey = ud_qkey(qp, w.wr.ud.remote_qkey);
@@ -183,26 +192,28 @@ inline ibv_wc_status wc_status(int32_t st) {
   }
 }
 
-inline ibv_wc_opcode wc_opcode(uint32_t op) {
-  switch (op) {
-    case KBV_WC_SEND: return IBV_WC_SEND;
-    case KBV_WC_RDMA_WRITE: return IBV_WC_RDMA_WRITE;
-    case KBV_WC_RDMA_READ: return IBV_WC_RDMA_READ;
-    case KBV_WC_ATOMIC_CS: return IBV_WC_COMP_SWAP;
-    case KBV_WC_ATOMIC_FA: return IBV_WC_FETCH_ADD;
-    case KBV_WC_RECV: return IBV_WC_RECV;
-    case KBV_WC_RECV_RDMA_WITH_IMM: return IBV_WC_RECV_RDMA_WITH_IMM;
-    default: return IBV_WC_SEND;  // KBV_WC_UNKNOWN comes with an error status
-  }
-}
+// KBV_WC_* -> IBV_WC_* (KBV_WC_UNKNOWN comes with an error status; its
+// opcode is not defined, as ibv_poll_cq(3) says for errors).
+inline constexpr ibv_wc_opcode kWcOpcode[8] = {
+    IBV_WC_SEND,      IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,          IBV_WC_COMP_SWAP,
+    IBV_WC_FETCH_ADD, IBV_WC_RECV,       IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SEND,
+};
+static_assert(KBV_WC_RECV_RDMA_WITH_IMM == 6 && KBV_WC_UNKNOWN == 7);
+inline ibv_wc_opcode wc_opcode(uint32_t op) { return op < 8 ? kWcOpcode[op] : IBV_WC_SEND; }
 
-inline unsigned wc_flags(uint32_t f) {
-  unsigned w = 0;
-  if (f & KBV_WC_WITH_GRH) w |= IBV_WC_GRH;
-  if (f & KBV_WC_WITH_IMM) w |= IBV_WC_WITH_IMM;
-  if (f & KBV_WC_WITH_INV) w |= IBV_WC_WITH_INV;
-  return w;
-}
+// KBV_WC_WITH_{IMM, GRH, INV} (bits 0..2) -> IBV_WC_{WITH_IMM, GRH, WITH_INV}.
+inline constexpr uint8_t kWcFlags[8] = {
+    0,
+    IBV_WC_WITH_IMM,
+    IBV_WC_GRH,
+    IBV_WC_WITH_IMM | IBV_WC_GRH,
+    IBV_WC_WITH_INV,
+    IBV_WC_WITH_INV | IBV_WC_WITH_IMM,
+    IBV_WC_WITH_INV | IBV_WC_GRH,
+    IBV_WC_WITH_INV | IBV_WC_WITH_IMM | IBV_WC_GRH,
+};
+static_assert(KBV_WC_WITH_IMM == 1 && KBV_WC_WITH_GRH == 2 && KBV_WC_WITH_INV == 4);
+inline unsigned wc_flags(uint32_t f) { return kWcFlags[f & 7]; }
 
 inline bool is_recv(uint32_t op) { return op == KBV_WC_RECV || op == KBV_WC_RECV_RDMA_WITH_IMM; }
 
@@ -218,7 +229,7 @@ inline uint16_t wc_pkey_index(const kbv_wc_t& k) {
 
 inline void to_ibv_wc(const kbv_wc_t& k, ibv_wc& w) {
   w.wr_id = k.wr_id;
-  w.status = wc_status(k.status);
+  w.status = k.status == KBV_SUCCESS ? IBV_WC_SUCCESS : wc_status(k.status);
   w.opcode = wc_opcode(k.opcode);
   w.vendor_err = k.vendor_err;
   w.byte_len = k.byte_len;

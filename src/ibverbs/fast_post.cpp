@@ -52,6 +52,18 @@ inline int post_linked(IbWr* first, IbWr** bad_wr, Convert convert, Post post) {
 int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   const Qp& qp = *to_qp(ibqp);
   const kbv_qp_t h = qp.handle;
+  if (wr != nullptr && wr->next == nullptr) [[likely]] {  // one WR: no list walk
+    kbv_send_wr_t k;
+    int err = to_kbv_send_wr(qp, *wr, k);
+    if (err == 0) [[likely]] {
+      const kbv_status_t st = kbv_post_send(h, &k, 1, nullptr);
+      if (st == KBV_SUCCESS) [[likely]]
+        return 0;
+      err = post_errno(st);
+    }
+    if (bad_wr != nullptr) *bad_wr = wr;
+    return err;
+  }
   return post_linked<ibv_send_wr, kbv_send_wr_t>(
       wr, bad_wr,
       [&qp](const ibv_send_wr& w, kbv_send_wr_t& k) { return to_kbv_send_wr(qp, w, k); },
@@ -62,6 +74,18 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
 int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   const kbv_qp_t h = to_qp(ibqp)->handle;
+  if (wr != nullptr && wr->next == nullptr) [[likely]] {
+    kbv_recv_wr_t k;
+    int err = to_kbv_recv_wr(*wr, k);
+    if (err == 0) [[likely]] {
+      const kbv_status_t st = kbv_post_recv(h, &k, 1, nullptr);
+      if (st == KBV_SUCCESS) [[likely]]
+        return 0;
+      err = post_errno(st);
+    }
+    if (bad_wr != nullptr) *bad_wr = wr;
+    return err;
+  }
   return post_linked<ibv_recv_wr, kbv_recv_wr_t>(
       wr, bad_wr, [](const ibv_recv_wr& w, kbv_recv_wr_t& k) { return to_kbv_recv_wr(w, k); },
       [h](const kbv_recv_wr_t* k, uint32_t n, uint32_t* bad) {

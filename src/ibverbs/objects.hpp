@@ -44,12 +44,7 @@ struct ContextState;
 // Linked ibv_send_wr / ibv_recv_wr lists are converted this many at a time
 // on the stack and posted with one kbv_post_* call per chunk.
 inline constexpr uint32_t kPostChunk = 16;
-// SGEs converted per chunk (on the stack); a chunk ends early when the next
-// WR's list would not fit, and a WR with more SGEs than this is refused
-// (EINVAL) — far above any device's max_send_sge / max_recv_sge.
-inline constexpr uint32_t kPostChunkSges = 64;
-// ibv_poll_cq converts completions this many at a time.
-inline constexpr uint32_t kPollChunk = 16;
+// (SGE lists are not copied: ibv_sge and kbv_sge_t share one layout.)
 
 struct Context {
   verbs_context vctx;  // FIRST; vctx.context is the ibv_context programs hold
