@@ -102,11 +102,14 @@ int resolve_dmac(ibv_context* ctx, uint8_t port, const uint8_t* dgid, uint64_t* 
 
 int to_kbv_ah(ibv_context* ctx, const ibv_ah_attr& in, kbv_ah_attr_t* out) {
   if (!in.is_global) return EINVAL;  // RoCE: IBV_QPF_GRH_REQUIRED
-  if (in.sl > 7 || in.grh.flow_label > 0xfffff) return EINVAL;
+  if (in.sl > 7) return EINVAL;
   std::memset(out, 0, sizeof *out);
   std::memcpy(out->dgid, in.grh.dgid.raw, 16);
   if (int e = resolve_dmac(ctx, in.port_num, in.grh.dgid.raw, &out->dmac); e != 0) return e;
-  out->flow_label = in.grh.flow_label;
+  // The address vector's flow label is 20 bits: rdma-core's mlx5 provider
+  // keeps the low 20 (providers/mlx5/verbs.c mlx5_create_ah, grh_gid_fl),
+  // the rest is ignored. UCX passes ~0 (uct_ib_iface_fill_ah_attr_from_gid_lid).
+  out->flow_label = in.grh.flow_label & 0xfffff;
   out->sgid_index = in.grh.sgid_index;
   out->hop_limit = in.grh.hop_limit;
   out->traffic_class = in.grh.traffic_class;
