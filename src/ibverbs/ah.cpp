@@ -103,6 +103,12 @@ int resolve_dmac(ibv_context* ctx, uint8_t port, const uint8_t* dgid, uint64_t* 
 int to_kbv_ah(ibv_context* ctx, const ibv_ah_attr& in, kbv_ah_attr_t* out) {
   if (!in.is_global) return EINVAL;  // RoCE: IBV_QPF_GRH_REQUIRED
   if (in.sl > 7) return EINVAL;
+  // The source GID must be a valid entry (the kernel's rdma_get_gid_attr
+  // refuses an empty one).
+  ibv_gid sgid{};
+  if (kbv_ibv_query_gid(ctx, in.port_num ? in.port_num : 1, in.grh.sgid_index, &sgid) != 0 ||
+      (sgid.global.subnet_prefix | sgid.global.interface_id) == 0)
+    return EINVAL;
   std::memset(out, 0, sizeof *out);
   std::memcpy(out->dgid, in.grh.dgid.raw, 16);
   if (int e = resolve_dmac(ctx, in.port_num, in.grh.dgid.raw, &out->dmac); e != 0) return e;
@@ -185,6 +191,7 @@ ibv_ah* kbv_ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
   h->ah.pd = pd;
   h->ah.handle = static_cast<uint32_t>(h->handle);
   ++to_pd(pd)->users;
+  register_object(state_of(pd->context), h->handle, ObjKind::kAh, h);
   return &h->ah;
 }
 KBV_IBV_DEFAULT(ibv_create_ah, "IBVERBS_1.1");
@@ -194,6 +201,7 @@ int kbv_ibv_destroy_ah(ibv_ah* ah) {
   Ah* h = to_ah(ah);
   const kbv_status_t s = kbv_ah_destroy(h->handle, KBV_EQ_NONE, 0);
   if (s != KBV_SUCCESS && s != KBV_PENDING) return to_errno(s);
+  (void)unregister_object(state_of(ah->context), h->handle);
   --to_pd(ah->pd)->users;
   delete h;
   return 0;

@@ -44,11 +44,14 @@ static_assert(std::is_standard_layout_v<Device>);
 
 inline Device* to_device(ibv_device* d) { return reinterpret_cast<Device*>(d); }
 
-// The kbv object an async event names, mapped back to the ibverbs object.
-enum class ObjKind : uint8_t { kCq, kQp, kSrq };
+// Every object a context created, by kbv handle: async events name CQs, QPs
+// and SRQs by it, and ibv_close_device destroys what the program left
+// (the kernel's uverbs does so when its file closes), children first: the
+// enum's order.
+enum class ObjKind : uint8_t { kQp, kAh, kMr, kSrq, kCq, kPd };
 struct ObjEntry {
   ObjKind kind;
-  void* obj;                    // Cq* / Qp* / Srq*
+  void* obj;                    // Qp* / Ah* / Mr* / Srq* / Cq* / Pd*
   uint32_t delivered = 0;       // async events ibv_get_async_event returned for it
   uint32_t comp_delivered = 0;  // CQ: completion events ibv_get_cq_event returned
 };
@@ -82,6 +85,8 @@ int fail(kbv_status_t s);
 // many acknowledgements, as rdma-core's destroy does).
 void register_object(ContextState& st, uint64_t handle, ObjKind kind, void* obj);
 ObjEntry unregister_object(ContextState& st, uint64_t handle);
+// Destroys every object still registered (ibv_close_device).
+void destroy_leftovers(ContextState& st);
 // Waits until *completed (under the object's own mutex/cond, as rdma-core
 // keeps them in ibv_cq / ibv_qp / ibv_srq) reaches want.
 void wait_acked(pthread_mutex_t* mu, pthread_cond_t* cond, const uint32_t* completed,

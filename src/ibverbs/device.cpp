@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -140,6 +141,49 @@ ObjEntry unregister_object(ContextState& st, uint64_t handle) {
   return e;
 }
 
+void destroy_leftovers(ContextState& st) {
+  std::vector<std::pair<uint64_t, ObjEntry>> left;
+  {
+    std::lock_guard lk(st.mu);
+    left.assign(st.objects.begin(), st.objects.end());
+    st.objects.clear();
+  }
+  std::stable_sort(left.begin(), left.end(), [](const auto& a, const auto& b) {
+    return static_cast<int>(a.second.kind) < static_cast<int>(b.second.kind);
+  });
+  for (const auto& [h, e] : left) {
+    switch (e.kind) {
+      case ObjKind::kQp: {
+        auto* q = static_cast<Qp*>(e.obj);
+        (void)kbv_qp_destroy(h, KBV_EQ_NONE, 0);
+        release_qp_ex(*q);
+        delete q;
+        break;
+      }
+      case ObjKind::kAh:
+        (void)kbv_ah_destroy(h, KBV_EQ_NONE, 0);
+        delete static_cast<Ah*>(e.obj);
+        break;
+      case ObjKind::kMr:
+        (void)kbv_mr_dereg(h, KBV_EQ_NONE, 0);
+        delete static_cast<Mr*>(e.obj);
+        break;
+      case ObjKind::kSrq:
+        (void)kbv_srq_destroy(h, KBV_EQ_NONE, 0);
+        delete static_cast<Srq*>(e.obj);
+        break;
+      case ObjKind::kCq:
+        (void)kbv_cq_destroy(h, KBV_EQ_NONE, 0);
+        delete static_cast<Cq*>(e.obj);
+        break;
+      case ObjKind::kPd:
+        (void)kbv_pd_dealloc(h, KBV_EQ_NONE, 0);
+        delete static_cast<Pd*>(e.obj);
+        break;
+    }
+  }
+}
+
 void wait_acked(pthread_mutex_t* mu, pthread_cond_t* cond, const uint32_t* completed,
                 uint32_t want) {
   pthread_mutex_lock(mu);
@@ -259,7 +303,15 @@ ibv_context* kbv_ibv_open_device(ibv_device* device) {
     if (s == KBV_SUCCESS) ctx->dev = d->handle;
   }
   int err = s == KBV_SUCCESS ? 0 : to_errno(s);
-  if (err == 0) err = async_setup(*ctx);
+  if (err == 0) {
+    // The port events of the bring-up this open did (link up) are not
+    // events for the program: a kernel driver had the port up before.
+    kbv_event_t ev[16];
+    int n;
+    while ((n = kbv_eq_poll(st->async_eq, ev, 16)) > 0) {
+    }
+    err = async_setup(*ctx);
+  }
   if (err != 0) {
     if (ctx->dev != KBV_HANDLE_NONE) {
       std::lock_guard lk(table_mu());
@@ -287,6 +339,10 @@ int kbv_ibv_close_device(ibv_context* context) {
   if (!context) return EINVAL;
   Context* ctx = to_ctx(context);
   ContextState* st = ctx->state;
+  // What the program did not destroy goes now, as the kernel's uverbs
+  // cleans up when its file closes (the wrappers are freed too: using them
+  // after the close is invalid in rdma-core as well).
+  destroy_leftovers(*st);
   async_teardown(*ctx);
   {
     std::lock_guard lk(table_mu());

@@ -70,6 +70,7 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned ac
   m->mr.length = length;
   m->mr.handle = static_cast<uint32_t>(m->handle);
   ++to_pd(pd)->users;
+  register_object(state_of(pd->context), m->handle, ObjKind::kMr, m);
   return &m->mr;
 }
 
@@ -100,6 +101,7 @@ ibv_pd* kbv_ibv_alloc_pd(ibv_context* context) {
   }
   p->pd.context = context;
   p->pd.handle = static_cast<uint32_t>(p->handle);
+  register_object(state_of(context), p->handle, ObjKind::kPd, p);
   return &p->pd;
 }
 KBV_IBV_DEFAULT(ibv_alloc_pd, "IBVERBS_1.1");
@@ -113,6 +115,7 @@ int kbv_ibv_dealloc_pd(ibv_pd* pd) {
   if (p->users.load() != 0) return EBUSY;
   const kbv_status_t s = kbv_pd_dealloc(p->handle, KBV_EQ_NONE, 0);
   if (s != KBV_SUCCESS && s != KBV_PENDING) return to_errno(s);
+  (void)unregister_object(state_of(pd->context), p->handle);
   delete p;
   return 0;
 }
@@ -144,6 +147,7 @@ int kbv_ibv_dereg_mr(ibv_mr* mr) {
   Mr* m = to_mr(mr);
   const kbv_status_t s = kbv_mr_dereg(m->handle, KBV_EQ_NONE, 0);
   if (s != KBV_SUCCESS && s != KBV_PENDING) return to_errno(s);
+  (void)unregister_object(state_of(mr->context), m->handle);
   --to_pd(mr->pd)->users;
   (void)ibv_dofork_range(mr->addr, mr->length);
   delete m;
