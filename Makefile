@@ -79,6 +79,7 @@ bench: build
 	$(BUILD)/bench/kbv-bench
 	$(BUILD)/bench/kbv-bench-dp
 	$(BUILD)/bench/kbv-bench-ibverbs
+	python3 bench/mpi_pingpong_vs_kbv_perf.py $(BUILD)
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
 

@@ -9,7 +9,9 @@
 //   (one command line)
 //
 // 1. Ping-pong between ranks 0 and 1 over a size sweep (8 B .. max, powers
-//    of two): one-way latency = round trip / 2, and bandwidth.
+//    of two): one-way latency = round trip / 2 (the average over the timed
+//    round trips, and their median, which a loaded machine's preemptions
+//    move less), and bandwidth from the average.
 // 2. MPI_Allreduce (MPI_SUM of MPI_INT over every rank) and 3. MPI_Alltoall
 //    (a block from every rank to every rank) at a few sizes.
 // Every byte received is checked against the pattern its sender wrote (the
@@ -62,6 +64,11 @@ static void* xmalloc(size_t n) {
   return p;
 }
 
+static int cmp_double(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
 // Iterations at `size`: fewer for large messages, at least 5.
 static int iters_for(int base, size_t size) {
   int n = base;
@@ -75,19 +82,22 @@ static void pingpong(int base_iters, int warmup, size_t max_size) {
   uint8_t* rbuf = xmalloc(max_size);
   if (g_rank == 0) {
     printf("# ping-pong rank 0 <-> rank 1\n");
-    printf("%10s %8s %14s %12s\n", "bytes", "iters", "latency[us]", "bw[MB/s]");
+    printf("%10s %8s %14s %14s %12s\n", "bytes", "iters", "latency[us]", "median[us]", "bw[MB/s]");
   }
   uint32_t tag = 1;
   for (size_t size = 8; size <= max_size; size *= 2) {
     const int iters = iters_for(base_iters, size);
-    double t0 = 0;
+    double* rtt = xmalloc(sizeof(double) * (size_t)iters);
+    double t0 = 0, t_it = 0;
     for (int it = -warmup; it < iters; ++it, ++tag) {
       if (it == 0) t0 = MPI_Wtime();
+      if (it >= 0) t_it = MPI_Wtime();
       if (g_rank == 0) {
         fill(sbuf, size, tag, 0, 1);
         MPI_Send(sbuf, (int)size, MPI_BYTE, 1, (int)(tag & 0x7fff), MPI_COMM_WORLD);
         MPI_Recv(rbuf, (int)size, MPI_BYTE, 1, (int)(tag & 0x7fff), MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
+        if (it >= 0) rtt[it] = MPI_Wtime() - t_it;
         check(rbuf, size, tag, 1, 0, "ping-pong");
       } else if (g_rank == 1) {
         MPI_Recv(rbuf, (int)size, MPI_BYTE, 0, (int)(tag & 0x7fff), MPI_COMM_WORLD,
@@ -100,9 +110,13 @@ static void pingpong(int base_iters, int warmup, size_t max_size) {
     const double dt = MPI_Wtime() - t0;
     if (g_rank == 0) {
       const double one_way_us = dt / iters / 2 * 1e6;
-      printf("%10zu %8d %14.2f %12.2f\n", size, iters, one_way_us, size / one_way_us);
+      qsort(rtt, (size_t)iters, sizeof(double), cmp_double);
+      const double median_us = rtt[iters / 2] / 2 * 1e6;
+      printf("%10zu %8d %14.2f %14.2f %12.2f\n", size, iters, one_way_us, median_us,
+             size / one_way_us);
       fflush(stdout);
     }
+    free(rtt);
   }
   free(sbuf);
   free(rbuf);

@@ -281,7 +281,7 @@ def check_mpi(kbv_run, np_, program):
     out = run_one(kbv_run, args, env)
     if "mpi_pingpong: all data checked" not in out:
         fail("mpi_pingpong did not report its data checked")
-    rows = re.findall(r"^\s+(\d+)\s+\d+\s+[\d.]+\s+[\d.]+$", out, re.M)
+    rows = re.findall(r"^\s+(\d+)\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M)
     if [int(r) for r in rows] != [8 << k for k in range(18)]:
         fail("the ping-pong table lacks sizes 8 B .. 1 MiB: %s" % rows)
     # Every rank's endpoints to its peers use rc_verbs on its own kbv device.
