@@ -6,6 +6,13 @@
 // Both read kbv_poll_cq and convert with fast_path.hpp's rules; no lock, no
 // allocation, no copy beyond the conversion.
 //
+// On a model HCA (Context::model_hca) every 64th poll of a CQ that finds
+// nothing calls sched_yield(): the model's engine and port threads are this
+// machine's threads, and a program that busy-polls (perftest does, as it
+// would on silicon) on few cores would otherwise keep them from running, so
+// its completions come a scheduler slice late (kbv-perf relaxes the same
+// way). Silicon (vfio:) devices never yield.
+//
 // ibv_cq_ex: start_poll returns ENOENT when the CQ is empty (EINVAL for a
 // non-zero attr->comp_mask, as rdma-core's mlx5), else makes the oldest
 // completion current (cq->wr_id, cq->status set); next_poll advances
@@ -15,6 +22,7 @@
 // the same CQ sees what follows.
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <sched.h>
 
 #include <kbv/kbv.h>
 
@@ -29,14 +37,26 @@ namespace kbv::ibverbs {
 // each entry is converted in place (through a local copy).
 static_assert(sizeof(kbv_wc_t) == sizeof(ibv_wc));
 
+namespace {
+// A poll of cq found nothing (see the header).
+inline void idle(Cq& cq) {
+  if ((++cq.empty_polls & 63) == 0 && to_ctx(cq.cqx.context)->model_hca) sched_yield();
+}
+}  // namespace
+
 int poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
   if (num_entries <= 0) [[unlikely]]
     return 0;
   const int got = kbv_poll_cq(to_cq(ibcq)->handle, reinterpret_cast<kbv_wc_t*>(wc),
                               static_cast<uint32_t>(num_entries));
   // ibv_poll_cq(3): a negative value on failure.
-  if (got < 0) [[unlikely]]
+  if (got <= 0) [[unlikely]] {
+    if (got == 0) {
+      idle(*to_cq(ibcq));
+      return 0;
+    }
     return -post_errno(static_cast<kbv_status_t>(got));
+  }
   for (int i = 0; i < got; ++i) {
     kbv_wc_t k;
     std::memcpy(&k, &wc[i], sizeof k);
@@ -50,7 +70,10 @@ namespace {
 // The ibv_cq_ex callbacks. cq.cur is the current completion.
 int take(Cq& cq) {
   const int got = kbv_poll_cq(cq.handle, &cq.cur, 1);
-  if (got == 0) return ENOENT;
+  if (got == 0) {
+    idle(cq);
+    return ENOENT;
+  }
   if (got < 0) [[unlikely]]
     return post_errno(static_cast<kbv_status_t>(got));
   cq.cqx.wr_id = cq.cur.wr_id;

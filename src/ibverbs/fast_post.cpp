@@ -10,6 +10,9 @@
 
 #include <kbv/kbv.h>
 
+#include <cstring>
+
+#include "ibverbs/context.hpp"
 #include "ibverbs/fast_path.hpp"
 #include "ibverbs/objects.hpp"
 
@@ -107,6 +110,8 @@ int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);  // fast_cq.cpp
 
 void fill_context_ops(Context& ctx) {
+  ctx.model_hca = ctx.state != nullptr && ctx.state->device != nullptr &&
+                  std::strncmp(ctx.state->device->uri, "sim:", 4) == 0;
   ibv_context_ops& ops = ctx.vctx.context.ops;
   ops.post_send = post_send;
   ops.post_recv = post_recv;

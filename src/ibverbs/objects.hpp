@@ -51,6 +51,10 @@ struct Context {
   kbv_device_t dev = KBV_HANDLE_NONE;
   // Control-path state (device, event queues, async events, locks): ibv-core.
   ContextState* state = nullptr;
+  // The device is a model HCA ("sim:"), whose "hardware" is threads of this
+  // machine: a CQ polled empty again and again gives the CPU away now and
+  // then (fast_cq.cpp), as kbv-perf does. Set by fill_context_ops.
+  bool model_hca = false;
 };
 
 // users: objects created on it and not destroyed yet (MRs, QPs, SRQs, AHs
@@ -95,6 +99,7 @@ struct Cq {
   // The completion start_poll/next_poll read; cqx.status / cqx.wr_id mirror
   // it. Data-path state, owned by fast_cq.cpp.
   kbv_wc_t cur{};
+  uint32_t empty_polls = 0;  // polls that found nothing (fast_cq.cpp)
 };
 
 // Storage for the ibv_wr_* API between wr_start and wr_complete
@@ -159,8 +164,9 @@ inline void mark_extended(Context& ctx) {
 // ---- data-path init (fast_*.cpp, ibv-fast) -----------------------------------
 
 // Fills the data-path slots of ctx.vctx.context.ops: post_send, post_recv,
-// post_srq_recv, poll_cq. (req_notify_cq lives with the completion channel
-// in ibv-core's files.) Touches no other slot.
+// post_srq_recv, poll_cq (req_notify_cq lives with the completion channel
+// in ibv-core's files; no other slot is touched), and ctx.model_hca from the
+// device's URI (ctx.state->device, when set).
 void fill_context_ops(Context& ctx);
 
 // Sets cq.wc_flags and the ibv_cq_ex poll functions (start_poll, next_poll,
