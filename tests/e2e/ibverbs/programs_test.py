@@ -107,6 +107,10 @@ def run_pair(kbv_run, server_args, client_args):
                     out, _ = q.communicate()
                     show(n, out)
                 fail("the %s did not finish within %.0f s" % (name, DEADLINE))
+            if name == "client" and client.returncode != 0 and server.poll() is None:
+                # A server whose client failed waits for it forever: stop it
+                # now rather than at the deadline.
+                server.kill()
         show("server", outs["server"])
         show("client", outs["client"])
         if client.returncode != 0 or server.returncode != 0:
