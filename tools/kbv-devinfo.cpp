@@ -10,6 +10,8 @@
 // Uses the public C++ API (kbv/kbv.hpp) only.
 //
 //   kbv-devinfo [-d URI] [-i PORT] [-l] [-v] [--link-wait MS]
+// -l also prints the name each device has under kbv's libibverbs.so.1
+// (mlx5_<i>, i = its position in the list).
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <kbv/kbv.hpp>
@@ -239,8 +241,10 @@ int main(int argc, char** argv) {
     for (const kbv_device_desc_t& d : *list) uris.emplace_back(d.uri);
   }
   if (args.list) {
+    // Beside each URI, the name kbv's libibverbs.so.1 gives the device
+    // (src/ibverbs: mlx5_<position in this list>), e.g. under kbv-run.
     fmt::print("{} HCA{} found:\n", uris.size(), uris.size() == 1 ? "" : "s");
-    for (const auto& u : uris) fmt::print("\t{}\n", u);
+    for (size_t i = 0; i < uris.size(); ++i) fmt::print("\t{}\tmlx5_{}\n", uris[i], i);
     return 0;
   }
   if (uris.empty()) {

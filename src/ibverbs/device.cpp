@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include <kbv/log.h>
+
 #include "ibverbs/async.hpp"
 #include "ibverbs/context.hpp"
 #include "ibverbs/export.hpp"
@@ -243,6 +245,9 @@ ibv_device** kbv_ibv_get_device_list(int* num_devices) {
       }
       name_device(d, static_cast<int>(i));
       list[i] = &d->dev;
+      // KBV_LOG_LEVEL=info shows which kbv device each name is.
+      if (kbv_log_get_level() >= KBV_LOG_INFO)
+        std::fprintf(stderr, "kbv info [ibverbs] %s = %s\n", d->dev.name, d->uri);
     }
     if (num_devices) *num_devices = static_cast<int>(descs.size());
     return list;
