@@ -20,9 +20,11 @@
 //           QP's own Q_Key (IBTA 10.2.5, o10-7.1; rdma-core's mlx5
 //           set_datagram_seg leaves it to the HCA, kbv's driver does not,
 //           so the QP's qkey is substituted here).
-// Errors (the return of ibv_post_send, rdma-core's convention): ENOMEM for a
-// full send/receive queue, EINVAL for a WR kbv refuses (bad opcode, flags,
-// SGE count, inline size, QP state), EIO/ENODEV after a device failure.
+// Errors (the return of ibv_post_send, as rdma-core's mlx5 gives them; see
+// send_errno / post_errno): ENOMEM for a full queue (and, on the send side,
+// too many SGEs, too much inline data, a QP not in RTS), EINVAL for a WR
+// kbv refuses otherwise (bad opcode, flags, AH), EIO/ENODEV after a device
+// failure.
 //
 // Completions (ibv_poll_cq(3); rdma-core providers/mlx5/cq.c
 // handle_good_req / handle_responder / mlx5_handle_error_cqe, which decode
@@ -66,8 +68,10 @@ static_assert(offsetof(ibv_sge, lkey) == offsetof(kbv_sge_t, lkey));
 
 inline const kbv_sge_t* kbv_sges(const ibv_sge* s) { return reinterpret_cast<const kbv_sge_t*>(s); }
 
-// errno of a kbv post refusal (ibv_post_send(3): ENOMEM full queue, EINVAL
-// bad WR).
+// errno of a kbv receive-post refusal, as rdma-core's mlx5 mlx5_post_recv /
+// mlx5_post_srq_recv return them: ENOMEM for a full queue, EINVAL for a WR
+// refused (too many SGEs, QP in RESET, ...); device failures as kbv.h maps
+// them.
 inline int post_errno(kbv_status_t st) {
   switch (st) {
     case KBV_ERR_QUEUE_FULL: return ENOMEM;
@@ -79,6 +83,19 @@ inline int post_errno(kbv_status_t st) {
     case KBV_ERR_TOO_MANY_SGE:
     case KBV_ERR_INLINE_TOO_LARGE: return EINVAL;
     default: return kbv_status_to_errno(st);
+  }
+}
+
+// errno of a kbv send-post refusal, as mlx5's _mlx5_post_send returns them:
+// ENOMEM also for more SGEs than max_send_sge, inline data above
+// max_inline_data and a QP not yet in RTS (mlx5 checks num_sge against
+// qp_state_max_gs, -1 before RTS); the rest as post_errno.
+inline int send_errno(kbv_status_t st) {
+  switch (st) {
+    case KBV_ERR_TOO_MANY_SGE:
+    case KBV_ERR_INLINE_TOO_LARGE:
+    case KBV_ERR_INVALID_QP_STATE: return ENOMEM;
+    default: return post_errno(st);
   }
 }
 

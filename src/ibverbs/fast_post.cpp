@@ -5,7 +5,8 @@
 // list is converted kPostChunk WRs at a time into a kbv array on the stack
 // (rules: fast_path.hpp) and posted with one kbv_post_* call per chunk; no
 // lock, no allocation. On a refusal *bad_wr is the first WR not posted (the
-// ones before it were), and the return is its errno (ibv_post_send(3)).
+// ones before it were), and the return is its errno (ibv_post_send(3);
+// values as rdma-core's mlx5: fast_path.hpp send_errno / post_errno).
 #include <infiniband/verbs.h>
 
 #include <kbv/kbv.h>
@@ -21,8 +22,9 @@ namespace {
 
 // Walks a linked list of IbWr (ibv_send_wr / ibv_recv_wr): converts up to
 // kPostChunk with convert(const IbWr&, KbvWr&) -> errno, posts each chunk
-// with post(const KbvWr*, n, uint32_t* bad_index) -> kbv_status_t.
-template <class IbWr, class KbvWr, class Convert, class Post>
+// with post(const KbvWr*, n, uint32_t* bad_index) -> kbv_status_t, whose
+// refusal becomes ToErrno(status).
+template <class IbWr, class KbvWr, int (*ToErrno)(kbv_status_t), class Convert, class Post>
 inline int post_linked(IbWr* first, IbWr** bad_wr, Convert convert, Post post) {
   KbvWr wrs[kPostChunk];
   IbWr* chunk_wr[kPostChunk];
@@ -41,7 +43,7 @@ inline int post_linked(IbWr* first, IbWr** bad_wr, Convert convert, Post post) {
       const kbv_status_t st = post(wrs, n, &bad_index);
       if (st != KBV_SUCCESS) [[unlikely]] {
         if (bad_wr != nullptr) *bad_wr = chunk_wr[bad_index < n ? bad_index : 0];
-        return post_errno(st);
+        return ToErrno(st);
       }
     }
     if (bad != 0) [[unlikely]] {
@@ -62,12 +64,12 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       const kbv_status_t st = kbv_post_send(h, &k, 1, nullptr);
       if (st == KBV_SUCCESS) [[likely]]
         return 0;
-      err = post_errno(st);
+      err = send_errno(st);
     }
     if (bad_wr != nullptr) *bad_wr = wr;
     return err;
   }
-  return post_linked<ibv_send_wr, kbv_send_wr_t>(
+  return post_linked<ibv_send_wr, kbv_send_wr_t, send_errno>(
       wr, bad_wr,
       [&qp](const ibv_send_wr& w, kbv_send_wr_t& k) { return to_kbv_send_wr(qp, w, k); },
       [h](const kbv_send_wr_t* k, uint32_t n, uint32_t* bad) {
@@ -89,7 +91,7 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     if (bad_wr != nullptr) *bad_wr = wr;
     return err;
   }
-  return post_linked<ibv_recv_wr, kbv_recv_wr_t>(
+  return post_linked<ibv_recv_wr, kbv_recv_wr_t, post_errno>(
       wr, bad_wr, [](const ibv_recv_wr& w, kbv_recv_wr_t& k) { return to_kbv_recv_wr(w, k); },
       [h](const kbv_recv_wr_t* k, uint32_t n, uint32_t* bad) {
         return kbv_post_recv(h, k, n, bad);
@@ -98,7 +100,7 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 
 int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   const kbv_srq_t h = to_srq(ibsrq)->handle;
-  return post_linked<ibv_recv_wr, kbv_recv_wr_t>(
+  return post_linked<ibv_recv_wr, kbv_recv_wr_t, post_errno>(
       wr, bad_wr, [](const ibv_recv_wr& w, kbv_recv_wr_t& k) { return to_kbv_recv_wr(w, k); },
       [h](const kbv_recv_wr_t* k, uint32_t n, uint32_t* bad) {
         return kbv_post_srq_recv(h, k, n, bad);

@@ -19,7 +19,8 @@
 //   - IBV_SEND_INLINE in wr_flags means nothing here (inline is what
 //     wr_set_inline_data says), as in mlx5.
 // Here the WRs accumulate in the QP's WrBatch (sized at create, so the data
-// path never allocates) and wr_complete posts them with one kbv_post_send.
+// path never allocates) and wr_complete posts them with one kbv_post_send
+// (on UD, after checking every WR got its address).
 // One difference from mlx5, which checks the ring's free room WR by WR: kbv
 // checks it when wr_complete posts, so a batch larger than the room left
 // (not than the queue) posts the WRs that fit and returns ENOMEM.
@@ -92,8 +93,19 @@ int wr_complete(ibv_qp_ex* x) {
   if (err != 0) [[unlikely]]
     return err;
   if (n == 0) return 0;
+  if (qp.qpx.qp_base.qp_type == IBV_QPT_UD) {
+    // A WR without ibv_wr_set_ud_addr would make kbv refuse it after posting
+    // the ones before: refuse the batch whole, as mlx5 does.
+    for (uint32_t i = 0; i < n; ++i)
+      if (b.wrs[i].ah == KBV_HANDLE_NONE) [[unlikely]]
+        return EINVAL;
+  }
   const kbv_status_t st = kbv_post_send(qp.handle, b.wrs, n, nullptr);
-  return st == KBV_SUCCESS ? 0 : post_errno(st);
+  if (st == KBV_SUCCESS) [[likely]]
+    return 0;
+  // mlx5: a batch on a QP out of RTS is EINVAL (mlx5_send_wr_complete_error);
+  // a full queue ENOMEM.
+  return st == KBV_ERR_INVALID_QP_STATE ? EINVAL : send_errno(st);
 }
 
 void wr_abort(ibv_qp_ex* x) {

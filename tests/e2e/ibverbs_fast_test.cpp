@@ -7,7 +7,7 @@
 // ibv_post_srq_recv / ibv_poll_cq (through ctx->ops), the ibv_wr_* API and
 // the ibv_cq_ex poll API, as an unmodified program would. Checks: chunking
 // of lists longer than a chunk, bad_wr on the right WR with the right errno
-// (EINVAL refused WR, ENOMEM full queue), immediate byte order on the wire
+// (as rdma-core's mlx5 answers), immediate byte order on the wire
 // and in ibv_wc, completion fields, data byte for byte.
 #include <arpa/inet.h>
 #include <errno.h>
@@ -282,14 +282,15 @@ TEST_F(IbverbsFast, BadWrIsTheFirstRefusedWr) {
   EXPECT_EQ(wc.back().wr_id, kBad - 1u);
 
   // A WR kbv itself refuses (more SGEs than max_send_sge 2) in the second
-  // chunk: the WRs of that chunk before it were posted.
+  // chunk: the WRs of that chunk before it were posted; ENOMEM, as mlx5's
+  // _mlx5_post_send answers "max gs exceeded".
   constexpr int kBad2 = 20;
   w[kBad].opcode = IBV_WR_RDMA_WRITE;
   ibv_sge three[3] = {a.sge(0, 8), a.sge(8, 8), a.sge(16, 8)};
   w[kBad2].sg_list = three;
   w[kBad2].num_sge = 3;
   bad = nullptr;
-  EXPECT_EQ(ibv_post_send(a.iqp(), w.data(), &bad), EINVAL);
+  EXPECT_EQ(ibv_post_send(a.iqp(), w.data(), &bad), ENOMEM);
   EXPECT_EQ(bad, &w[kBad2]);
   wc = poll_n(a.icq(), kBad2);
   ASSERT_EQ(wc.size(), static_cast<size_t>(kBad2));
@@ -646,6 +647,79 @@ TEST_F(IbverbsFast, ErrorCompletionsMapToIbvStatuses) {
   EXPECT_EQ(wc[0].status, IBV_WC_REM_ACCESS_ERR) << static_cast<int>(wc[0].status);
   EXPECT_EQ(wc[1].wr_id, 61u);
   EXPECT_EQ(wc[1].status, IBV_WC_WR_FLUSH_ERR) << static_cast<int>(wc[1].status);
+}
+
+// The errnos rdma-core's mlx5 gives for a QP not ready (_mlx5_post_send:
+// ENOMEM before RTS; mlx5_post_recv: EINVAL in RESET;
+// mlx5_send_wr_complete_error: EINVAL) and for a receive with too many SGEs
+// (EINVAL); bad_wr is the first WR.
+TEST_F(IbverbsFast, NotReadyQpsAnswerAsMlx5) {
+  SimDev& da = open_dev();
+  setup_side(a, da);
+  make_ib_qp(a, KBV_QPT_RC, Caps{}, IBV_QP_EX_WITH_SEND, false);
+  ASSERT_FALSE(HasFailure());
+  ibv_sge s = a.sge(0, 8);
+  ibv_send_wr w{};
+  w.opcode = IBV_WR_SEND;
+  w.sg_list = &s;
+  w.num_sge = 1;
+  ibv_send_wr* bad = nullptr;
+  EXPECT_EQ(ibv_post_send(a.iqp(), &w, &bad), ENOMEM);  // RESET
+  EXPECT_EQ(bad, &w);
+  ibv_recv_wr r{};
+  r.sg_list = &s;
+  r.num_sge = 1;
+  ibv_recv_wr* rbad = nullptr;
+  EXPECT_EQ(ibv_post_recv(a.iqp(), &r, &rbad), EINVAL);  // RESET
+  EXPECT_EQ(rbad, &r);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(a.iqp());
+  ASSERT_NE(x, nullptr);
+  ibv_wr_start(x);
+  ibv_wr_send(x);
+  ibv_wr_set_sge(x, a.lkey, a.addr(0), 8);
+  EXPECT_EQ(ibv_wr_complete(x), EINVAL);
+
+  kbv_qp_attr_t at{};
+  at.qp_state = KBV_QPS_INIT;
+  at.port_num = 1;
+  ASSERT_EQ(kbv_qp_modify(a.qp.handle, &at,
+                          KBV_QP_STATE | KBV_QP_PORT | KBV_QP_PKEY_INDEX | KBV_QP_ACCESS_FLAGS,
+                          KBV_EQ_NONE, 0),
+            KBV_SUCCESS);
+  EXPECT_EQ(ibv_post_send(a.iqp(), &w, &bad), ENOMEM);  // INIT
+  ibv_sge three[3] = {a.sge(0, 8), a.sge(8, 8), a.sge(16, 8)};
+  r.sg_list = three;
+  r.num_sge = 3;  // max_recv_sge 2
+  EXPECT_EQ(ibv_post_recv(a.iqp(), &r, &rbad), EINVAL);
+  r.sg_list = &s;
+  r.num_sge = 1;
+  EXPECT_EQ(ibv_post_recv(a.iqp(), &r, &rbad), 0);  // INIT takes receives
+}
+
+// ibv_wr_* on UD: a WR without ibv_wr_set_ud_addr fails the whole batch
+// (nothing is sent, not even the WRs before it).
+TEST_F(IbverbsFast, WrApiOnUdRefusesAWrWithoutAddressWhole) {
+  open_pair(KBV_QPT_UD, Caps{}, IBV_QP_EX_WITH_SEND);
+  ASSERT_FALSE(HasFailure());
+  kbv_ah_attr_t aa{};
+  std::memcpy(aa.dgid, b.d->port.gids[0].gid, 16);
+  aa.dmac = b.d->port.gids[0].mac;
+  ib::Ah ah{};
+  ASSERT_EQ(kbv_ah_create(a.pd.handle, &aa, KBV_EQ_NONE, 0, &ah.handle), KBV_SUCCESS);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(a.iqp());
+  ASSERT_NE(x, nullptr);
+  ibv_wr_start(x);
+  x->wr_id = 1;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_send(x);
+  ibv_wr_set_ud_addr(x, &ah.ah, b.qp.qpx.qp_base.qp_num, 0x11111111);
+  ibv_wr_set_sge(x, a.lkey, a.addr(0), 16);
+  x->wr_id = 2;
+  ibv_wr_send(x);  // no address
+  ibv_wr_set_sge(x, a.lkey, a.addr(0), 16);
+  EXPECT_EQ(ibv_wr_complete(x), EINVAL);
+  EXPECT_EQ(poll_n(a.icq(), 1, 16, 50ms).size(), 0u);
+  EXPECT_EQ(kbv_ah_destroy(ah.handle, KBV_EQ_NONE, 0), KBV_SUCCESS);
 }
 
 }  // namespace

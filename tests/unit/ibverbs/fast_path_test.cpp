@@ -154,6 +154,8 @@ TEST(IbverbsRecvWr, Converts) {
   EXPECT_EQ(to_kbv_recv_wr(w, k), EINVAL);
 }
 
+// As rdma-core's mlx5: receives ENOMEM only for a full queue; sends also for
+// too many SGEs, too much inline data, a QP not in RTS (_mlx5_post_send).
 TEST(IbverbsPostErrno, FullQueueIsEnomemBadWrIsEinval) {
   EXPECT_EQ(post_errno(KBV_ERR_QUEUE_FULL), ENOMEM);
   for (kbv_status_t s : {KBV_ERR_INVALID_ARGUMENT, KBV_ERR_INVALID_HANDLE, KBV_ERR_INVALID_STATE,
@@ -162,6 +164,11 @@ TEST(IbverbsPostErrno, FullQueueIsEnomemBadWrIsEinval) {
     EXPECT_EQ(post_errno(s), EINVAL) << kbv_status_name(s);
   EXPECT_EQ(post_errno(KBV_ERR_DEVICE_FATAL), EIO);
   EXPECT_EQ(post_errno(KBV_ERR_DEVICE_REMOVED), ENODEV);
+  for (kbv_status_t s : {KBV_ERR_QUEUE_FULL, KBV_ERR_TOO_MANY_SGE, KBV_ERR_INLINE_TOO_LARGE,
+                         KBV_ERR_INVALID_QP_STATE})
+    EXPECT_EQ(send_errno(s), ENOMEM) << kbv_status_name(s);
+  for (kbv_status_t s : {KBV_ERR_INVALID_ARGUMENT, KBV_ERR_INVALID_HANDLE, KBV_ERR_INVALID_WR_TYPE})
+    EXPECT_EQ(send_errno(s), EINVAL) << kbv_status_name(s);
 }
 
 TEST(IbverbsWc, RecvWithImmIsNetworkOrderWithRoceFieldsAsMlx5) {
