@@ -321,7 +321,14 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
     std::string name(u.substr(4));
     if (!kbv::verbs::valid_sim_name(name)) return KBV_ERR_INVALID_ARGUMENT;
     auto m = kbv::verbs::sim_open(name);
-    if (!m) return m.status().code();
+    if (!m) {
+      // Said here, where the cause is known: programs above the verbs (MPI
+      // ranks through UCX and libibverbs) only see the device missing.
+      kbv::log::error(
+          "verbs/dev", "{}: the model HCA cannot be created: {}{}", u, m.status().to_string(),
+          m.status() == KBV_ERR_NO_RESOURCES ? " (no free 127.0.0.N, N <= 199, for its port)" : "");
+      return m.status().code();
+    }
     d->model = m->first;
     bdf = m->second;
     sys = &kbv::sim::Model::sys();
