@@ -9,6 +9,8 @@
 #   ucx_test.py KBV_RUN sysfs                 the sysfs view agrees with libibverbs
 #   ucx_test.py KBV_RUN perftest TLS TEST     ucx_perftest server + client
 #   ucx_test.py KBV_RUN mpi NP MPI_PINGPONG   mpirun -np NP mpi_pingpong (pml ucx)
+#   ucx_test.py KBV_RUN mpi-no-hca MPI_PINGPONG   no rank can create its model HCA
+#   ucx_test.py KBV_RUN mpi-peer-dies MPI_PINGPONG  a rank is killed mid-run
 #
 # TLS is rc (UCX_TLS=rc_v,self: rc_verbs, ud_verbs for wire-up only; UCT
 # tests -x rc_verbs) or ud (UCX_TLS=ud_v,self; UCT tests -x ud_verbs).
@@ -292,6 +294,132 @@ def check_mpi(kbv_run, np_, program):
     print("PASS: mpirun -np %d mpi_pingpong over rc_verbs, data checked" % np_)
 
 
+MPI_ARGS = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ucx",
+            "--mca", "btl", "^vader,tcp,openib", "-x", "UCX_TLS"]
+BAD_DEADLINE = 30.0  # a failing job must end within this (seconds), never hang
+
+
+def leftovers(before_shm, session_pid):
+    """What a finished job left behind: /dev/shm entries, Open MPI's session directory."""
+    left = sorted(set(os.listdir("/dev/shm")) - before_shm)
+    tmp = os.environ.get("TMPDIR", "/tmp")
+    for d in os.listdir(tmp):
+        if d.startswith("ompi.") and os.path.exists(os.path.join(tmp, d, "pid.%d" % session_pid)):
+            left.append(os.path.join(tmp, d, "pid.%d" % session_pid))
+    return left
+
+
+def run_bad(kbv_run, args, env, act=None):
+    """Runs a job that must fail: non-zero exit within BAD_DEADLINE, nothing left
+    behind. `act(proc)` runs while the job does. Returns the output."""
+    before = set(os.listdir("/dev/shm"))
+    t0 = time.monotonic()
+    p = start([kbv_run] + args, env)
+    try:
+        if act:
+            act(p)
+        out, _ = p.communicate(timeout=BAD_DEADLINE)
+    except subprocess.TimeoutExpired:
+        kill_group(p)
+        show("mpirun", p.communicate()[0])
+        fail("the job did not end within %.0f s" % BAD_DEADLINE)
+    finally:
+        if p.poll() is None:
+            kill_group(p)
+    took = time.monotonic() - t0
+    show("mpirun", out)
+    if p.returncode == 0:
+        fail("the job exited 0")
+    try:  # every process of the job's session has gone
+        os.killpg(p.pid, 0)
+        kill_group(p)
+        fail("processes of the job were still running after mpirun exited")
+    except ProcessLookupError:
+        pass
+    left = leftovers(before, p.pid)
+    if left:
+        fail("left behind: %s" % left)
+    print("the job failed (exit %d) after %.1f s, nothing left behind" % (p.returncode, took))
+    return out
+
+
+def check_mpi_no_hca(kbv_run, program):
+    """Every model port address 127.0.0.1..199:4791 is taken: no rank can create
+    its model HCA. The job fails at MPI_Init, kbv saying why."""
+    held = {}
+    end = time.monotonic() + 10
+    while len(held) < 199 and time.monotonic() < end:
+        for n in range(1, 200):
+            if n in held:
+                continue
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                s.bind(("127.0.0.%d" % n, 4791))
+                held[n] = s
+            except OSError:
+                s.close()
+        if len(held) < 199:
+            time.sleep(0.1)  # another process's model holds the rest; bounded by `end`
+    if len(held) < 199:
+        print("SKIP: other processes keep model ports: %d of 199 held" % len(held))
+        sys.exit(77)
+    try:
+        env = dict(os.environ, UCX_TLS="rc_v,self")
+        out = run_bad(kbv_run, MPI_ARGS + ["-np", "2", program, "-n", "10"], env)
+    finally:
+        for s in held.values():
+            s.close()
+    for want in ("the model HCA cannot be created", "no free 127.0.0.N",
+                 "PML ucx cannot be selected"):
+        if want not in out:
+            fail("the job's output does not say %r" % want)
+    print("PASS: no model HCA: the job fails at MPI_Init with kbv's reason")
+
+
+def ranks_of(mpirun_pid, program):
+    """Pids of `program` processes below mpirun (children or grandchildren)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            st = open("/proc/%s/stat" % d).read()
+        except OSError:
+            continue
+        comm_end = st.rindex(")")
+        kids[int(d)] = (int(st[comm_end + 2:].split()[1]), st[st.index("(") + 1:comm_end])
+    below = {mpirun_pid}
+    for _ in range(4):
+        below |= {pid for pid, (ppid, _) in kids.items() if ppid in below}
+    return sorted(pid for pid in below if kids.get(pid, (0, ""))[1] == os.path.basename(program)[:15])
+
+
+def check_mpi_peer_dies(kbv_run, program):
+    """Rank 1 is killed (SIGKILL) during the ping-pong: the job ends within
+    seconds with Open MPI naming the dead rank, nothing left behind."""
+    env = dict(os.environ, UCX_TLS="rc_v,self")
+
+    def kill_rank(p):
+        end = time.monotonic() + DEADLINE
+        line = ""
+        while "# ping-pong" not in line:  # rank 0 prints it once MPI_Init is done
+            line = p.stdout.readline()
+            if not line or time.monotonic() > end:
+                fail("mpi_pingpong did not start its ping-pong")
+            print("[mpirun] " + line.rstrip())
+        ranks = ranks_of(p.pid, program)
+        if len(ranks) != 2:
+            fail("found ranks %s" % ranks)
+        os.kill(ranks[1], signal.SIGKILL)
+        print("killed rank pid %d" % ranks[1])
+
+    out = run_bad(kbv_run, MPI_ARGS + ["-np", "2", program, "-n", "100000000", "-m", "8"], env,
+                  kill_rank)
+    if not re.search(r"exited on signal 9|Killed", out):
+        fail("mpirun does not say a rank was killed")
+    print("PASS: a rank killed mid-run ends the job")
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[2] == "sysfs-child":
         sysfs_child()
@@ -307,6 +435,10 @@ def main():
         check_perftest(kbv_run, sys.argv[3], sys.argv[4])
     elif case == "mpi":
         check_mpi(kbv_run, int(sys.argv[3]), sys.argv[4])
+    elif case == "mpi-no-hca":
+        check_mpi_no_hca(kbv_run, sys.argv[3])
+    elif case == "mpi-peer-dies":
+        check_mpi_peer_dies(kbv_run, sys.argv[3])
     else:
         fail("unknown case " + case)
 
