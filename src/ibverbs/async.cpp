@@ -49,8 +49,9 @@ void ensure_progress(Context& ctx) {
   ContextState& st = *ctx.state;
   std::lock_guard lk(st.mu);
   if (st.progress_thread) return;
+  // ALREADY_EXISTS: another context of the device started it.
   const kbv_status_t s = kbv_device_start_progress_thread(ctx.dev);
-  st.progress_thread = s == KBV_SUCCESS;
+  st.progress_thread = s == KBV_SUCCESS || s == KBV_ERR_ALREADY_EXISTS;
 }
 
 int async_setup(Context& ctx) {

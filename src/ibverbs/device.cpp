@@ -350,8 +350,10 @@ int kbv_ibv_close_device(ibv_context* context) {
   destroy_leftovers(*st);
   async_teardown(*ctx);
   {
+    // A progress thread a channel started runs until the device closes
+    // with its last context (kbv_device_close stops it): another context
+    // of the device may sleep on it.
     std::lock_guard lk(table_mu());
-    if (st->progress_thread) (void)kbv_device_stop_progress_thread(ctx->dev);
     device_unref(st->device);
   }
   (void)kbv_eq_destroy(st->async_eq);

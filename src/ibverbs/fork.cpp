@@ -8,8 +8,9 @@
 // IBV_FORK_SAFE set in the environment) every registered region is marked
 // madvise(MADV_DONTFORK), as rdma-core does, so a child's copy-on-write
 // faults never move pages the HCA writes; ibv_dontfork_range /
-// ibv_dofork_range apply the advice to a page-aligned range (and do nothing
-// before fork support is on, as in rdma-core). kbv does not know whether
+// ibv_dofork_range apply the advice to a page-aligned range, counting
+// overlapping ranges (and do nothing before fork support is on, as in
+// rdma-core). kbv does not know whether
 // the kernel's pinned-page copy on fork covers its VFIO mappings, so
 // ibv_is_fork_initialized answers ENABLED or DISABLED, never UNNEEDED.
 //
@@ -19,10 +20,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
+#include <set>
+#include <utility>
 
 #include <infiniband/verbs.h>
 
@@ -32,13 +37,47 @@ std::atomic<bool> g_fork_enabled{false};
 
 bool env_fork_safe() { return std::getenv("RDMAV_FORK_SAFE") || std::getenv("IBV_FORK_SAFE"); }
 
-int advise(void* base, size_t size, int advice) {
-  if (!g_fork_enabled.load() && !env_fork_safe()) return 0;
-  if (size == 0) return 0;
+// Page-aligned ranges marked DONTFORK, one entry per ibv_dontfork_range (MRs
+// may overlap: a page goes back to DOFORK only when no range covers it any
+// more, as rdma-core's range tree counts them).
+std::mutex g_mu;
+std::multiset<std::pair<uintptr_t, uintptr_t>> g_ranges;
+
+std::pair<uintptr_t, uintptr_t> page_range(void* base, size_t size) {
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t start = reinterpret_cast<uintptr_t>(base) & ~(page - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(base) + size + page - 1) & ~(page - 1);
-  if (madvise(reinterpret_cast<void*>(start), end - start, advice) != 0) return errno;
+  return {start, end};
+}
+
+bool enabled() { return g_fork_enabled.load() || env_fork_safe(); }
+
+int dontfork(void* base, size_t size) {
+  if (!enabled() || size == 0) return 0;
+  const auto r = page_range(base, size);
+  std::lock_guard lk(g_mu);
+  if (madvise(reinterpret_cast<void*>(r.first), r.second - r.first, MADV_DONTFORK) != 0)
+    return errno;
+  g_ranges.insert(r);
+  return 0;
+}
+
+int dofork(void* base, size_t size) {
+  if (!enabled() || size == 0) return 0;
+  const auto r = page_range(base, size);
+  std::lock_guard lk(g_mu);
+  if (auto it = g_ranges.find(r); it != g_ranges.end()) g_ranges.erase(it);
+  // The parts of r no other range covers go back to DOFORK.
+  uintptr_t cur = r.first;
+  for (const auto& [s, e] : g_ranges) {
+    if (e <= cur) continue;
+    if (s >= r.second) break;
+    if (s > cur && madvise(reinterpret_cast<void*>(cur), s - cur, MADV_DOFORK) != 0) return errno;
+    cur = std::max(cur, e);
+    if (cur >= r.second) return 0;
+  }
+  if (cur < r.second && madvise(reinterpret_cast<void*>(cur), r.second - cur, MADV_DOFORK) != 0)
+    return errno;
   return 0;
 }
 
@@ -52,11 +91,11 @@ int ibv_fork_init(void) {
 }
 
 ibv_fork_status ibv_is_fork_initialized(void) {
-  return g_fork_enabled.load() || env_fork_safe() ? IBV_FORK_ENABLED : IBV_FORK_DISABLED;
+  return enabled() ? IBV_FORK_ENABLED : IBV_FORK_DISABLED;
 }
 
-int ibv_dontfork_range(void* base, size_t size) { return advise(base, size, MADV_DONTFORK); }
-int ibv_dofork_range(void* base, size_t size) { return advise(base, size, MADV_DOFORK); }
+int ibv_dontfork_range(void* base, size_t size) { return dontfork(base, size); }
+int ibv_dofork_range(void* base, size_t size) { return dofork(base, size); }
 
 ibv_context* ibv_import_device(int cmd_fd) {
   (void)cmd_fd;

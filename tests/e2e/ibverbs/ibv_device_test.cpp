@@ -6,7 +6,10 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <endian.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -176,11 +179,51 @@ TEST(IbvStrings, AsRdmaCore) {
   EXPECT_EQ(mbps_to_ibv_rate(1), IBV_RATE_MAX);
 }
 
-TEST(IbvFork, InitEnables) {
-  if (std::getenv("RDMAV_FORK_SAFE") || std::getenv("IBV_FORK_SAFE")) GTEST_SKIP();
-  EXPECT_EQ(ibv_is_fork_initialized(), IBV_FORK_DISABLED);
-  EXPECT_EQ(ibv_fork_init(), 0);
+// VM_DONTCOPY ("dc" in /proc/self/smaps VmFlags) of the mapping holding p.
+bool dontcopy(const void* p) {
+  FILE* f = std::fopen("/proc/self/smaps", "re");
+  if (!f) return false;
+  char line[512];
+  bool in = false, dc = false;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+        std::strchr(line, '-') < std::strchr(line, ' ')) {
+      in = a >= lo && a < hi;
+      continue;
+    }
+    if (in && std::strncmp(line, "VmFlags:", 8) == 0) {
+      dc = std::strstr(line, " dc") != nullptr;
+      break;
+    }
+  }
+  std::fclose(f);
+  return dc;
+}
+
+// After ibv_fork_init, registered pages are kept out of fork children;
+// overlapping registrations are counted (a page shared by two MRs stays
+// DONTFORK until both are gone).
+TEST_F(IbvTest, ForkRangesCounted) {
+  ASSERT_EQ(ibv_fork_init(), 0);
   EXPECT_EQ(ibv_is_fork_initialized(), IBV_FORK_ENABLED);
+  const size_t pg = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto* m = static_cast<uint8_t*>(
+      mmap(nullptr, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(m, MAP_FAILED);
+  ibv_mr* a = ibv_reg_mr(pd_, m, 2 * pg, IBV_ACCESS_LOCAL_WRITE);
+  ibv_mr* b = ibv_reg_mr(pd_, m + pg, 2 * pg, IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(dontcopy(m));
+  EXPECT_TRUE(dontcopy(m + 2 * pg));
+  ASSERT_EQ(ibv_dereg_mr(a), 0);
+  EXPECT_FALSE(dontcopy(m));
+  EXPECT_TRUE(dontcopy(m + pg));  // still under b
+  ASSERT_EQ(ibv_dereg_mr(b), 0);
+  EXPECT_FALSE(dontcopy(m + pg));
+  EXPECT_FALSE(dontcopy(m + 2 * pg));
+  munmap(m, 3 * pg);
 }
 
 TEST(IbvAbi, OldVersionsFailAndDefaultsWork) {
