@@ -83,6 +83,7 @@ static void pingpong(int base_iters, int warmup, size_t max_size) {
   if (g_rank == 0) {
     printf("# ping-pong rank 0 <-> rank 1\n");
     printf("%10s %8s %14s %14s %12s\n", "bytes", "iters", "latency[us]", "median[us]", "bw[MB/s]");
+    fflush(stdout);
   }
   uint32_t tag = 1;
   for (size_t size = 8; size <= max_size; size *= 2) {
