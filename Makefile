@@ -80,6 +80,7 @@ bench: build
 	$(BUILD)/bench/kbv-bench-dp
 	$(BUILD)/bench/kbv-bench-ibverbs
 	python3 bench/mpi_pingpong_vs_kbv_perf.py $(BUILD)
+	python3 bench/ibverbs_write_lat.py $(BUILD)
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
 
