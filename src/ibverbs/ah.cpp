@@ -190,8 +190,13 @@ ibv_ah* kbv_ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
   h->ah.context = pd->context;
   h->ah.pd = pd;
   h->ah.handle = static_cast<uint32_t>(h->handle);
+  if (register_object(state_of(pd->context), h->handle, ObjKind::kAh, h) != 0) {
+    (void)kbv_ah_destroy(h->handle, KBV_EQ_NONE, 0);
+    delete h;
+    errno = ENOMEM;
+    return nullptr;
+  }
   ++to_pd(pd)->users;
-  register_object(state_of(pd->context), h->handle, ObjKind::kAh, h);
   return &h->ah;
 }
 KBV_IBV_DEFAULT(ibv_create_ah, "IBVERBS_1.1");

@@ -83,7 +83,8 @@ int fail(kbv_status_t s);
 // Registers / unregisters an object for async event delivery. unregister
 // returns its entry: the events delivered for it (the destroy waits for that
 // many acknowledgements, as rdma-core's destroy does).
-void register_object(ContextState& st, uint64_t handle, ObjKind kind, void* obj);
+// register_object: 0, or ENOMEM (the create then undoes itself).
+int register_object(ContextState& st, uint64_t handle, ObjKind kind, void* obj);
 ObjEntry unregister_object(ContextState& st, uint64_t handle);
 // Destroys every object still registered (ibv_close_device).
 void destroy_leftovers(ContextState& st);

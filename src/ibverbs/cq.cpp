@@ -92,7 +92,14 @@ ibv_cq_ex* create_cq(ibv_context* context, uint32_t cqe, void* cq_context,
   x.comp_events_completed = 0;
   x.async_events_completed = 0;
   x.comp_mask = 0;
-  register_object(st, c->handle, ObjKind::kCq, c);
+  if (register_object(st, c->handle, ObjKind::kCq, c) != 0) {
+    (void)kbv_cq_destroy(c->handle, KBV_EQ_NONE, 0);
+    pthread_cond_destroy(&x.cond);
+    pthread_mutex_destroy(&x.mutex);
+    delete c;
+    errno = ENOMEM;
+    return nullptr;
+  }
   if (channel) {
     pthread_mutex_lock(&context->mutex);
     ++channel->refcnt;
@@ -222,12 +229,11 @@ int kbv_ibv_destroy_cq(ibv_cq* cq) {
   if (!cq) return EINVAL;
   Cq* c = to_cq(cq);
   if (c->users.load() != 0) return EBUSY;  // QPs still use it (uverbs: EBUSY)
-  const ObjEntry e = unregister_object(state_of(cq->context), c->handle);
   const kbv_status_t s = kbv_cq_destroy(c->handle, KBV_EQ_NONE, 0);
-  if (s != KBV_SUCCESS && s != KBV_PENDING) {
-    register_object(state_of(cq->context), c->handle, ObjKind::kCq, c);
-    return to_errno(s);
-  }
+  if (s != KBV_SUCCESS && s != KBV_PENDING) return to_errno(s);
+  // After the destroy no event can be produced for it; the entry's counts
+  // are final.
+  const ObjEntry e = unregister_object(state_of(cq->context), c->handle);
   // rdma-core: the destroy waits until every event delivered for the CQ was
   // acknowledged (ibv_ack_cq_events / ibv_ack_async_event).
   wait_acked(&cq->mutex, &cq->cond, &cq->comp_events_completed, e.comp_delivered);

@@ -129,9 +129,14 @@ int fail(kbv_status_t s) {
   return e;
 }
 
-void register_object(ContextState& st, uint64_t handle, ObjKind kind, void* obj) {
+int register_object(ContextState& st, uint64_t handle, ObjKind kind, void* obj) {
   std::lock_guard lk(st.mu);
-  st.objects[handle] = ObjEntry{kind, obj, 0, 0};
+  try {
+    st.objects[handle] = ObjEntry{kind, obj, 0, 0};
+  } catch (...) {  // no exception crosses the C ABI
+    return ENOMEM;
+  }
+  return 0;
 }
 
 ObjEntry unregister_object(ContextState& st, uint64_t handle) {
@@ -144,44 +149,45 @@ ObjEntry unregister_object(ContextState& st, uint64_t handle) {
 }
 
 void destroy_leftovers(ContextState& st) {
-  std::vector<std::pair<uint64_t, ObjEntry>> left;
+  // The context is being closed: no other thread may use it, so the map is
+  // walked once per kind (children first) without copying it.
+  std::unordered_map<uint64_t, ObjEntry> left;
   {
     std::lock_guard lk(st.mu);
-    left.assign(st.objects.begin(), st.objects.end());
-    st.objects.clear();
+    left.swap(st.objects);
   }
-  std::stable_sort(left.begin(), left.end(), [](const auto& a, const auto& b) {
-    return static_cast<int>(a.second.kind) < static_cast<int>(b.second.kind);
-  });
-  for (const auto& [h, e] : left) {
-    switch (e.kind) {
-      case ObjKind::kQp: {
-        auto* q = static_cast<Qp*>(e.obj);
-        (void)kbv_qp_destroy(h, KBV_EQ_NONE, 0);
-        release_qp_ex(*q);
-        delete q;
-        break;
+  for (int k = 0; k <= static_cast<int>(ObjKind::kPd); ++k) {
+    for (const auto& [h, e] : left) {
+      if (static_cast<int>(e.kind) != k) continue;
+      switch (e.kind) {
+        case ObjKind::kQp: {
+          auto* q = static_cast<Qp*>(e.obj);
+          (void)kbv_qp_destroy(h, KBV_EQ_NONE, 0);
+          release_qp_ex(*q);
+          delete q;
+          break;
+        }
+        case ObjKind::kAh:
+          (void)kbv_ah_destroy(h, KBV_EQ_NONE, 0);
+          delete static_cast<Ah*>(e.obj);
+          break;
+        case ObjKind::kMr:
+          (void)kbv_mr_dereg(h, KBV_EQ_NONE, 0);
+          delete static_cast<Mr*>(e.obj);
+          break;
+        case ObjKind::kSrq:
+          (void)kbv_srq_destroy(h, KBV_EQ_NONE, 0);
+          delete static_cast<Srq*>(e.obj);
+          break;
+        case ObjKind::kCq:
+          (void)kbv_cq_destroy(h, KBV_EQ_NONE, 0);
+          delete static_cast<Cq*>(e.obj);
+          break;
+        case ObjKind::kPd:
+          (void)kbv_pd_dealloc(h, KBV_EQ_NONE, 0);
+          delete static_cast<Pd*>(e.obj);
+          break;
       }
-      case ObjKind::kAh:
-        (void)kbv_ah_destroy(h, KBV_EQ_NONE, 0);
-        delete static_cast<Ah*>(e.obj);
-        break;
-      case ObjKind::kMr:
-        (void)kbv_mr_dereg(h, KBV_EQ_NONE, 0);
-        delete static_cast<Mr*>(e.obj);
-        break;
-      case ObjKind::kSrq:
-        (void)kbv_srq_destroy(h, KBV_EQ_NONE, 0);
-        delete static_cast<Srq*>(e.obj);
-        break;
-      case ObjKind::kCq:
-        (void)kbv_cq_destroy(h, KBV_EQ_NONE, 0);
-        delete static_cast<Cq*>(e.obj);
-        break;
-      case ObjKind::kPd:
-        (void)kbv_pd_dealloc(h, KBV_EQ_NONE, 0);
-        delete static_cast<Pd*>(e.obj);
-        break;
     }
   }
 }

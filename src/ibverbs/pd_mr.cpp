@@ -69,8 +69,14 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned ac
   m->mr.addr = addr;
   m->mr.length = length;
   m->mr.handle = static_cast<uint32_t>(m->handle);
+  if (register_object(state_of(pd->context), m->handle, ObjKind::kMr, m) != 0) {
+    (void)kbv_mr_dereg(m->handle, KBV_EQ_NONE, 0);
+    delete m;
+    (void)ibv_dofork_range(addr, length);
+    errno = ENOMEM;
+    return nullptr;
+  }
   ++to_pd(pd)->users;
-  register_object(state_of(pd->context), m->handle, ObjKind::kMr, m);
   return &m->mr;
 }
 
@@ -101,7 +107,12 @@ ibv_pd* kbv_ibv_alloc_pd(ibv_context* context) {
   }
   p->pd.context = context;
   p->pd.handle = static_cast<uint32_t>(p->handle);
-  register_object(state_of(context), p->handle, ObjKind::kPd, p);
+  if (register_object(state_of(context), p->handle, ObjKind::kPd, p) != 0) {
+    (void)kbv_pd_dealloc(p->handle, KBV_EQ_NONE, 0);
+    delete p;
+    errno = ENOMEM;
+    return nullptr;
+  }
   return &p->pd;
 }
 KBV_IBV_DEFAULT(ibv_alloc_pd, "IBVERBS_1.1");

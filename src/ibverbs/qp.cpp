@@ -144,8 +144,16 @@ ibv_qp* create_qp(ibv_context* context, ibv_qp_init_attr_ex* a) {
   a->cap.max_inline_data = q->max_inline_data;
   a->cap.max_recv_wr = q->max_recv_wr;
   a->cap.max_recv_sge = q->max_recv_sge;
+  if (register_object(st, q->handle, ObjKind::kQp, q) != 0) {
+    release_qp_ex(*q);
+    (void)kbv_qp_destroy(q->handle, KBV_EQ_NONE, 0);
+    pthread_cond_destroy(&b.cond);
+    pthread_mutex_destroy(&b.mutex);
+    delete q;
+    errno = ENOMEM;
+    return nullptr;
+  }
   hold(a);
-  register_object(st, q->handle, ObjKind::kQp, q);
   return &b;
 }
 
@@ -259,12 +267,9 @@ KBV_IBV_DEFAULT(ibv_query_qp, "IBVERBS_1.1");
 int kbv_ibv_destroy_qp(ibv_qp* qp) {
   if (!qp) return EINVAL;
   Qp* q = to_qp(qp);
-  const ObjEntry e = unregister_object(state_of(qp->context), q->handle);
   const kbv_status_t s = kbv_qp_destroy(q->handle, KBV_EQ_NONE, 0);
-  if (s != KBV_SUCCESS && s != KBV_PENDING) {
-    register_object(state_of(qp->context), q->handle, ObjKind::kQp, q);
-    return to_errno(s);
-  }
+  if (s != KBV_SUCCESS && s != KBV_PENDING) return to_errno(s);
+  const ObjEntry e = unregister_object(state_of(qp->context), q->handle);
   // rdma-core: wait for the acknowledgement of every async event delivered.
   wait_acked(&qp->mutex, &qp->cond, &qp->events_completed, e.delivered);
   release(qp);

@@ -83,7 +83,11 @@ int port_attr(ibv_context* c, uint32_t port, kbv_port_attr_t* out, bool refresh)
   ContextState& st = state_of(c);
   {
     std::lock_guard lk(st.mu);
-    if (st.ports.size() < da.phys_port_cnt) st.ports.resize(da.phys_port_cnt);
+    try {
+      if (st.ports.size() < da.phys_port_cnt) st.ports.resize(da.phys_port_cnt);
+    } catch (...) {  // no exception crosses the C ABI
+      return ENOMEM;
+    }
     if (!refresh && st.ports[port - 1].port_num == port) {
       *out = st.ports[port - 1];
       return 0;

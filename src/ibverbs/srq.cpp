@@ -68,8 +68,15 @@ ibv_srq* kbv_ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* srq_init_attr) {
   pthread_mutex_init(&b.mutex, nullptr);
   pthread_cond_init(&b.cond, nullptr);
   b.events_completed = 0;
+  if (register_object(st, s->handle, ObjKind::kSrq, s) != 0) {
+    (void)kbv_srq_destroy(s->handle, KBV_EQ_NONE, 0);
+    pthread_cond_destroy(&b.cond);
+    pthread_mutex_destroy(&b.mutex);
+    delete s;
+    errno = ENOMEM;
+    return nullptr;
+  }
   ++to_pd(pd)->users;
-  register_object(st, s->handle, ObjKind::kSrq, s);
   return &b;
 }
 KBV_IBV_DEFAULT(ibv_create_srq, "IBVERBS_1.1");
@@ -103,12 +110,9 @@ int kbv_ibv_destroy_srq(ibv_srq* srq) {
   if (!srq) return EINVAL;
   Srq* s = to_srq(srq);
   if (s->users.load() != 0) return EBUSY;  // QPs still use it (uverbs: EBUSY)
-  const ObjEntry e = unregister_object(state_of(srq->context), s->handle);
   const kbv_status_t r = kbv_srq_destroy(s->handle, KBV_EQ_NONE, 0);
-  if (r != KBV_SUCCESS && r != KBV_PENDING) {
-    register_object(state_of(srq->context), s->handle, ObjKind::kSrq, s);
-    return to_errno(r);
-  }
+  if (r != KBV_SUCCESS && r != KBV_PENDING) return to_errno(r);
+  const ObjEntry e = unregister_object(state_of(srq->context), s->handle);
   wait_acked(&srq->mutex, &srq->cond, &srq->events_completed, e.delivered);
   --to_pd(srq->pd)->users;
   pthread_cond_destroy(&srq->cond);
