@@ -74,6 +74,40 @@ TEST_F(IbvTest, ContextIsExtendedWithItsSize) {
   EXPECT_GE(ctx_->async_fd, 0);
 }
 
+// A second context on the same device shares the kbv device; closing a
+// context with objects left destroys them (as uverbs does), so the device
+// opens again afterwards.
+TEST_F(IbvTest, TwoContextsAndCloseWithLeftovers) {
+  ibv_context* c2 = ibv_open_device(list_[0]);
+  ASSERT_NE(c2, nullptr) << std::strerror(errno);
+  ibv_pd* pd = ibv_alloc_pd(c2);
+  ASSERT_NE(pd, nullptr);
+  std::vector<uint8_t> buf(4096);
+  ASSERT_NE(ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE), nullptr);
+  ibv_cq* cq = ibv_create_cq(c2, 16, nullptr, nullptr, 0);
+  ASSERT_NE(cq, nullptr);
+  ibv_qp_init_attr qa{};
+  qa.send_cq = qa.recv_cq = cq;
+  qa.qp_type = IBV_QPT_RC;
+  qa.cap = ibv_qp_cap{4, 4, 1, 1, 0};
+  ASSERT_NE(ibv_create_qp(pd, &qa), nullptr);
+  EXPECT_EQ(ibv_close_device(c2), 0);  // QP, CQ, MR, PD go with it
+  ibv_device_attr a{};
+  EXPECT_EQ(ibv_query_device(ctx_, &a), 0);  // the first context is unaffected
+
+  // All contexts closed with objects left: the HCA is released and opens
+  // again.
+  ibv_pd* left = ibv_alloc_pd(ctx_);
+  ASSERT_NE(left, nullptr);
+  EXPECT_EQ(ibv_dealloc_pd(pd_), 0);
+  pd_ = nullptr;
+  EXPECT_EQ(ibv_close_device(ctx_), 0);
+  ctx_ = ibv_open_device(list_[0]);
+  ASSERT_NE(ctx_, nullptr) << std::strerror(errno);
+  pd_ = ibv_alloc_pd(ctx_);
+  ASSERT_NE(pd_, nullptr);
+}
+
 TEST_F(IbvTest, QueryDeviceAndEx) {
   ibv_device_attr a{};
   ASSERT_EQ(ibv_query_device(ctx_, &a), 0);
