@@ -164,6 +164,45 @@ TEST_F(IbvTest, AsyncFdNonBlockingWhenEmpty) {
   EXPECT_EQ(errno, EAGAIN);
 }
 
+// A CQ overrun is an async event on the CQ (IBV_EVENT_CQ_ERR, element.cq);
+// the CQ's destroy counts the acknowledgement.
+TEST_F(IbvTest, CqOverrunIsAnAsyncEvent) {
+  std::vector<uint8_t> buf(4096);
+  ibv_mr* mr = make_mr(buf);
+  ibv_cq* small = ibv_create_cq(ctx_, 1, nullptr, nullptr, 0);
+  ASSERT_NE(small, nullptr);
+  ibv_cq* rcq = make_cq();
+  ibv_qp* qp = make_qp(IBV_QPT_RC, small, rcq);
+  ASSERT_TRUE(mr && qp);
+  ASSERT_EQ(to_init(qp), 0);
+  ASSERT_EQ(connect(qp, qp->qp_num), 0);
+  // More signalled completions than the CQ holds, none polled.
+  const int n = small->cqe + 4;
+  for (int i = 0; i < n; ++i) {
+    ibv_sge sg{reinterpret_cast<uintptr_t>(buf.data()), 8, mr->lkey};
+    ibv_send_wr wr{};
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(buf.data()) + 1024;
+    wr.wr.rdma.rkey = mr->rkey;
+    ibv_send_wr* bad = nullptr;
+    ASSERT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+  }
+  ibv_async_event ev{};
+  do {
+    ASSERT_EQ(ibv_get_async_event(ctx_, &ev), 0);                     // blocks until it arrives
+    if (ev.event_type != IBV_EVENT_CQ_ERR) ibv_ack_async_event(&ev);  // e.g. the QP's error
+  } while (ev.event_type != IBV_EVENT_CQ_ERR);
+  EXPECT_EQ(ev.element.cq, small);
+  ibv_ack_async_event(&ev);
+  EXPECT_EQ(small->async_events_completed, 1u);
+  forget_qp(qp);
+  ASSERT_EQ(ibv_destroy_qp(qp), 0);
+  EXPECT_EQ(ibv_destroy_cq(small), 0);
+}
+
 // IBTA 10.2.9.4: the SRQ limit event fires once when fewer WQEs than the
 // limit remain; the limit then reads 0.
 TEST_F(IbvTest, SrqLimitReachedIsAnAsyncEvent) {
