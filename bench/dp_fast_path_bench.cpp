@@ -1,22 +1,55 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// The driver's fast path (src/hca dp_sq / dp_rq / dp_cq) in isolation:
-// WQE building + doorbell record + BlueFlame / doorbell write, receive
-// posting, and CQE polling, with rings, doorbell records and a "BAR" in
-// plain memory (no MMIO trap: the branch silicon takes). Each benchmark
-// also reports `allocs`, heap allocations per iteration, counted by
-// replacing the global operator new (alloc_counter.hpp): the fast path must make none
-// (docs/DESIGN.md "The fast path").
+// The data path against the PRM's store sequences, in one binary and run
+// (issue 15). Three levels per operation, on rings, doorbell records and a
+// "BAR" in plain memory (no model: the Bar has no MmioTrap, the branch
+// silicon takes), so only software is measured:
+//   bare  the sequence the PRM requires and nothing else, written here with
+//         the same platform/mmio.hpp accessors and barriers the driver uses
+//         (rdma-core providers/mlx5/qp.c _mlx5_post_send / post_send_db,
+//         mlx5_post_recv; cq.c mlx5_get_next_cqe / update_cons_index):
+//           post: the WQE's 16-byte segments, udma_to_device_barrier(), the
+//                 doorbell record store, mmio_wc_start(), the 8-byte
+//                 doorbell or the 64-byte BlueFlame copy, mmio_flush_writes();
+//           recv: the data segment, udma_to_device_barrier(), the record;
+//           poll: the owner-byte check, udma_from_device_barrier(), a
+//                 64-byte load of the CQE, the consumer-index record store.
+//   hca   hca::SendQueue::post / RecvQueue::post / CqPoller::poll.
+//   api   kbv_post_send / kbv_post_recv / kbv_poll_cq on verbs objects built
+//         here over the same kind of rings (registered in the handle
+//         tables like any object: the handle lookup, state checks and
+//         translation are all real).
+// Operations: 1-WR post of an RDMA WRITE (BlueFlame copy, and 8-byte
+// doorbell), a SEND, a 32-byte inline SEND (BlueFlame); a 32-WR batch of
+// WRITEs (one 8-byte doorbell; time per WQE); a 1-SGE receive; polls of 1
+// and of 16 CQEs (time per CQE).
 //
-// CQEs are written here the way the device writes them (rdma-core
-// mlx5dv.h struct mlx5_cqe64: wqe_counter, sop_drop_qpn, op_own with the
-// owner bit of the lap), so poll() does its real work.
+// Ring room: every 4096 basic blocks / receives / CQEs the loop pauses the
+// timer and hands the ring back (SendQueue::complete, RecvQueue::complete,
+// the CQEs' owner bits flipped for the next lap), so no level pays for a
+// simulated device inside the timed loop.
+//
+// Time: this thread's CPU time (Google Benchmark's default), 7 repetitions
+// in random interleaving, medians. After the table it prints, from the
+// medians:
+//   ratio <op>_api_vs_bare <kbv public API time / bare time>
+//   ratio <op>_hca_vs_bare <hca level time / bare time>
+//   ns <op>_<level>_vs_bare <its ns per operation> <bare ns per operation>
+//   allocs <benchmark> <heap allocations per operation>
+// (allocations counted by replacing the global operator new:
+// alloc_counter.hpp).
 #include <benchmark/benchmark.h>
 #include <endian.h>
 #include <infiniband/mlx5dv.h>
 
+#include <kbv/kbv.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "alloc_counter.hpp"
@@ -24,141 +57,543 @@
 #include "hca/dp_rq.hpp"
 #include "hca/dp_sq.hpp"
 #include "hca/prm/qpc.hpp"
+#include "platform/mmio.hpp"
+#include "verbs/objects.hpp"
 
 namespace {
 
 using namespace kbv;
-using namespace kbv::hca;
+namespace pf = kbv::platform;
+namespace v = kbv::verbs;
 
 constexpr uint32_t kQpn = 0x123;
-constexpr uint32_t kLogBlocks = 10;  // 1024 basic blocks
-constexpr uint32_t kLogCqe = 12;     // 4096 CQEs
+constexpr uint32_t kLog = 12;  // 4096 basic blocks / receives / CQEs
+constexpr uint32_t kN = 1u << kLog;
+constexpr uint64_t kBfOffset = 0x1000 + 0x800;  // UAR 1, BlueFlame register 0
+constexpr uint32_t kBfReg = 512;                // both halves
+constexpr uint32_t kInlineBytes = 32;
+constexpr uint32_t kBatch = 32;
+constexpr uint32_t kPollMany = 16;
 
-struct Memory {
-  std::vector<std::byte> bar = std::vector<std::byte>(64 * 1024);
-  alignas(64) std::byte sq[64 << kLogBlocks]{};
-  alignas(64) std::byte rq[64 * 1024]{};
-  alignas(64) std::byte cq[64 << kLogCqe]{};
-  alignas(64) uint32_t qp_dbrec[2]{};
-  alignas(64) uint32_t cq_dbrec[2]{};
-  alignas(64) std::byte payload[4096]{};
-  platform::Bar bar0{bar.data(), bar.size(), nullptr};
+[[noreturn]] void die(const char* what) {
+  std::fprintf(stderr, "dp_fast_path_bench: %s\n", what);
+  std::exit(1);
+}
+
+template <class T>
+T* alloc_zero(size_t bytes) {
+  void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (!p) die("out of memory");
+  std::memset(p, 0, bytes);
+  return static_cast<T*>(p);
+}
+
+// One level's memory: a send ring, a receive ring, a CQ ring, the QP and
+// CQ doorbell records, a 64 KiB "BAR0" and a payload buffer.
+struct Mem {
+  std::byte* sq = alloc_zero<std::byte>(64 * kN);
+  std::byte* rq = alloc_zero<std::byte>(16 * kN);
+  std::byte* cq = alloc_zero<std::byte>(64 * kN);
+  uint32_t* qp_dbrec = alloc_zero<uint32_t>(64);
+  uint32_t* cq_dbrec = alloc_zero<uint32_t>(64);
+  unsigned char* bar = alloc_zero<unsigned char>(64 * 1024);
+  std::byte* payload = alloc_zero<std::byte>(4096);
+  pf::Bar bar0{bar, 64 * 1024, nullptr};
+  uint32_t polled = 0;  // CQEs consumed (lap = polled / kN)
+
+  Mem() {
+    // Requester CQEs for lap 0 (owner 0): a SEND of kQpn, wqe_counter i.
+    for (uint32_t i = 0; i < kN; ++i) {
+      auto* c = reinterpret_cast<mlx5_cqe64*>(cq + size_t{i} * 64);
+      c->wqe_counter = htobe16(static_cast<uint16_t>(i));
+      c->sop_drop_qpn = htobe32(uint32_t{MLX5_OPCODE_SEND} << 24 | kQpn);
+      c->op_own = MLX5_CQE_REQ << 4;
+    }
+  }
+  void lap(benchmark::State& st) {
+    st.PauseTiming();
+    for (uint32_t i = 0; i < kN; ++i)
+      reinterpret_cast<mlx5_cqe64*>(cq + size_t{i} * 64)->op_own ^= MLX5_CQE_OWNER_MASK;
+    st.ResumeTiming();
+  }
 };
 
-SendQueue make_sq(Memory& m, bool bf_copy) {
-  SqConfig c;
+hca::SqConfig sq_config(Mem& m, bool bf_copy) {
+  hca::SqConfig c;
   c.ring = m.sq;
-  c.log_blocks = kLogBlocks;
+  c.log_blocks = kLog;
   c.dbrec = m.qp_dbrec;
   c.bar = &m.bar0;
-  c.bf_offset = 0x1000 + 0x800;
-  c.bf_reg_size = 512;
+  c.bf_offset = kBfOffset;
+  c.bf_reg_size = kBfReg;
   c.bf_copy = bf_copy;
   c.qpn = kQpn;
   c.st = prm::qpc_st::kRc;
-  c.max_sge = 4;
+  c.max_sge = 1;
   c.max_inline = 64;
-  auto sq = SendQueue::create(c);
-  if (!sq) std::abort();  // benchmark setup only
-  return std::move(*sq);
+  return c;
 }
 
-// Writes a requester CQE for the WQE at wqe_counter into CQE slot pi.
-void device_cqe(Memory& m, uint32_t pi, uint16_t wqe_counter) {
-  auto* cqe = reinterpret_cast<mlx5_cqe64*>(m.cq + size_t{pi & ((1u << kLogCqe) - 1)} * 64);
-  cqe->wqe_counter = htobe16(wqe_counter);
-  cqe->sop_drop_qpn = htobe32(uint32_t{MLX5_OPCODE_SEND} << 24 | kQpn);
-  cqe->byte_cnt = 0;
-  const uint8_t owner = (pi >> kLogCqe) & 1;
-  cqe->op_own = static_cast<uint8_t>(MLX5_CQE_REQ << 4 | owner);
+hca::RqConfig rq_config(Mem& m) {
+  hca::RqConfig c;
+  c.ring = m.rq;
+  c.log_wqes = kLog;
+  c.stride = 16;
+  c.dbrec = m.qp_dbrec;
+  c.max_sge = 1;
+  return c;
 }
 
-// One signalled 64-byte SEND per iteration (BlueFlame copy: a single small
-// post), completion polled back.
-void BM_PostSendPollOne(benchmark::State& state) {
-  auto* m = new Memory;
-  SendQueue sq = make_sq(*m, true);
-  for (uint32_t i = 0; i < (1u << kLogCqe); ++i)
-    reinterpret_cast<mlx5_cqe64*>(m->cq + size_t{i} * 64)->op_own = 0xF0;
-  auto cp = CqPoller::create({m->cq, 1u << kLogCqe, m->cq_dbrec, 7});
-  if (!cp || !cp->attach(kQpn, &sq, nullptr, nullptr).is_ok()) std::abort();
-  Sge sge{reinterpret_cast<uintptr_t>(m->payload), 64, 0x100};
-  SendWr wr;
-  wr.opcode = WrOpcode::kSend;
-  wr.flags = send_flags::kSignaled;
-  wr.sg = std::span(&sge, 1);
-  WorkCompletion wc[4];
-  uint32_t pi = 0;
-  const uint64_t a0 = kbv::bench::allocations();
-  for (auto _ : state) {
-    const uint32_t pc = sq.pc();
-    if (!sq.post(std::span(&wr, 1)).is_ok()) state.SkipWithError("post failed");
-    device_cqe(*m, pi++, static_cast<uint16_t>(pc));
-    benchmark::DoNotOptimize(cp->poll(wc));
-  }
-  state.counters["allocs"] = benchmark::Counter(static_cast<double>(kbv::bench::allocations() - a0),
-                                                benchmark::Counter::kAvgIterations);
-  delete m;
-}
-BENCHMARK(BM_PostSendPollOne);
+// ---- the three levels ----------------------------------------------------------
 
-// A batch of `n` SENDs per post (one doorbell), then n completions polled.
-void BM_PostSendBatch(benchmark::State& state) {
-  const auto n = static_cast<uint32_t>(state.range(0));
-  auto* m = new Memory;
-  SendQueue sq = make_sq(*m, true);
-  for (uint32_t i = 0; i < (1u << kLogCqe); ++i)
-    reinterpret_cast<mlx5_cqe64*>(m->cq + size_t{i} * 64)->op_own = 0xF0;
-  auto cp = CqPoller::create({m->cq, 1u << kLogCqe, m->cq_dbrec, 7});
-  if (!cp || !cp->attach(kQpn, &sq, nullptr, nullptr).is_ok()) std::abort();
-  Sge sge{reinterpret_cast<uintptr_t>(m->payload), 256, 0x100};
-  std::vector<SendWr> wrs(n);
-  for (auto& w : wrs) {
-    w.opcode = WrOpcode::kSend;
-    w.flags = send_flags::kSignaled;
-    w.sg = std::span(&sge, 1);
-  }
-  std::vector<WorkCompletion> wc(n);
-  uint32_t pi = 0;
-  const uint64_t a0 = kbv::bench::allocations();
-  for (auto _ : state) {
-    const uint32_t pc0 = sq.pc();
-    if (!sq.post(wrs).is_ok()) state.SkipWithError("post failed");
-    for (uint32_t i = 0; i < n; ++i) device_cqe(*m, pi++, static_cast<uint16_t>(pc0 + i));
-    size_t got = 0;
-    while (got < n) got += cp->poll(std::span(wc).subspan(got));
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * n);
-  state.counters["allocs"] = benchmark::Counter(static_cast<double>(kbv::bench::allocations() - a0),
-                                                benchmark::Counter::kAvgIterations);
-  delete m;
-}
-BENCHMARK(BM_PostSendBatch)->Arg(8)->Arg(32);
+// The bare PRM sequences.
+struct Bare {
+  explicit Bare(bool) {}
+  Mem m;
+  uint32_t pc = 0, rq_head = 0, ci = 0, bf_cur = 0;
 
-// Receive posting: one 1-SGE receive per iteration, the device consuming it.
-void BM_PostRecv(benchmark::State& state) {
-  auto* m = new Memory;
-  RqConfig c;
-  c.ring = m->rq;
-  c.log_wqes = 10;
-  c.stride = 64;
-  c.dbrec = m->qp_dbrec;
-  c.max_sge = 4;
-  auto rq = RecvQueue::create(c);
-  if (!rq) std::abort();
-  Sge sge{reinterpret_cast<uintptr_t>(m->payload), 4096, 0x100};
-  RecvWr wr;
-  wr.sg = std::span(&sge, 1);
-  const uint64_t a0 = kbv::bench::allocations();
-  for (auto _ : state) {
-    if (!rq->post(std::span(&wr, 1)).is_ok()) state.SkipWithError("post failed");
-    benchmark::DoNotOptimize(rq->complete());
+  std::byte* wqe(uint32_t bb) { return m.sq + (size_t{bb & (kN - 1)} << 6); }
+  void ctrl(std::byte* w, uint8_t opcode, uint32_t ds) {
+    mlx5_wqe_ctrl_seg c{};
+    c.opmod_idx_opcode = htobe32((pc & 0xFFFF) << 8 | opcode);
+    c.qpn_ds = htobe32(kQpn << 8 | ds);
+    c.fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE;
+    std::memcpy(w, &c, 16);
   }
-  state.counters["allocs"] = benchmark::Counter(static_cast<double>(kbv::bench::allocations() - a0),
-                                                benchmark::Counter::kAvgIterations);
-  delete m;
+  void data(std::byte* at, const hca::Sge& s) {
+    mlx5_wqe_data_seg d;
+    d.byte_count = htobe32(s.length);
+    d.lkey = htobe32(s.lkey);
+    d.addr = htobe64(s.addr);
+    std::memcpy(at, &d, 16);
+  }
+  void write(const hca::Sge& s, uint64_t raddr, uint32_t rkey) {
+    std::byte* w = wqe(pc);
+    mlx5_wqe_raddr_seg r{};
+    r.raddr = htobe64(raddr);
+    r.rkey = htobe32(rkey);
+    std::memcpy(w + 16, &r, 16);
+    data(w + 32, s);
+    ctrl(w, MLX5_OPCODE_RDMA_WRITE, 3);
+    ++pc;
+  }
+  void send(const hca::Sge& s) {
+    std::byte* w = wqe(pc);
+    data(w + 16, s);
+    ctrl(w, MLX5_OPCODE_SEND, 2);
+    ++pc;
+  }
+  void send_inline(const void* bytes) {
+    std::byte* w = wqe(pc);
+    const uint32_t hdr = htobe32(kInlineBytes | MLX5_INLINE_SEG);
+    std::memcpy(w + 16, &hdr, 4);
+    std::memcpy(w + 20, bytes, kInlineBytes);
+    std::memset(w + 20 + kInlineBytes, 0, 64 - 20 - kInlineBytes);
+    ctrl(w, MLX5_OPCODE_SEND, 4);
+    ++pc;
+  }
+  // rdma-core post_send_db: barrier, record, WC start, BlueFlame copy of
+  // the one WQE or the 8-byte doorbell, flush, next half.
+  void doorbell(uint32_t last, bool bf) {
+    pf::udma_to_device_barrier();
+    m.qp_dbrec[1] = htobe32(pc & 0xFFFF);
+    pf::mmio_wc_start();
+    if (bf) {
+      pf::mmio_bf_copy64(m.bar + kBfOffset + bf_cur, wqe(last));
+    } else {
+      uint64_t w;
+      std::memcpy(&w, wqe(last), 8);
+      pf::mmio_write64_raw(m.bar + kBfOffset + bf_cur, w);
+    }
+    pf::mmio_flush_writes();
+    bf_cur ^= kBfReg / 2;
+  }
+  void recv(const hca::Sge& s) {
+    data(m.rq + size_t{rq_head & (kN - 1)} * 16, s);
+    ++rq_head;
+    pf::udma_to_device_barrier();
+    m.qp_dbrec[0] = htobe32(rq_head & 0xFFFF);
+  }
+  size_t poll(uint32_t k) {
+    uint32_t got = 0;
+    for (; got < k; ++got) {
+      const std::byte* p = m.cq + size_t{ci & (kN - 1)} * 64;
+      const auto op_own = static_cast<uint8_t>(
+          __atomic_load_n(reinterpret_cast<const volatile uint8_t*>(p + 63), __ATOMIC_RELAXED));
+      if ((op_own >> 4) == MLX5_CQE_INVALID || (op_own & MLX5_CQE_OWNER_MASK) != ((ci & kN) != 0))
+        break;
+      ++ci;
+      pf::udma_from_device_barrier();
+      mlx5_cqe64 cqe;
+      std::memcpy(&cqe, p, 64);
+      benchmark::DoNotOptimize(cqe);
+    }
+    if (got) {
+      pf::compiler_barrier();
+      m.cq_dbrec[0] = htobe32(ci & 0xFFFFFF);
+    }
+    return got;
+  }
+};
+
+// hca::SendQueue / RecvQueue / CqPoller.
+struct Hca {
+  Mem m;
+  hca::SendQueue sq;
+  hca::RecvQueue rq;
+  hca::CqPoller cp;
+
+  static hca::SendQueue make_sq(Mem& m, bool bf) {
+    auto r = hca::SendQueue::create(sq_config(m, bf));
+    if (!r) die("SendQueue::create");
+    return std::move(*r);
+  }
+  static hca::RecvQueue make_rq(Mem& m) {
+    auto r = hca::RecvQueue::create(rq_config(m));
+    if (!r) die("RecvQueue::create");
+    return std::move(*r);
+  }
+  static hca::CqPoller make_cp(Mem& m) {
+    auto r = hca::CqPoller::create({m.cq, kN, m.cq_dbrec, 7});
+    if (!r) die("CqPoller::create");
+    return std::move(*r);
+  }
+  explicit Hca(bool bf) : sq(make_sq(m, bf)), rq(make_rq(m)), cp(make_cp(m)) {
+    if (!cp.attach(kQpn, &sq, &rq, nullptr).is_ok()) die("attach");
+  }
+};
+
+// A verbs QP and CQ (the objects behind kbv_qp_t / kbv_cq_t) over
+// in-memory rings, registered like any object; never closed.
+struct Api {
+  Mem m;
+  std::shared_ptr<v::QpImpl> qp;
+  std::shared_ptr<v::CqImpl> cq;
+  kbv_qp_t qh = 0;
+  kbv_cq_t ch = 0;
+
+  explicit Api(bool bf) {
+    auto dev = std::make_shared<v::DeviceImpl>();
+    dev->state.store(v::State::kReady);
+    qp = std::make_shared<v::QpImpl>();
+    qp->dev = dev;
+    qp->type = KBV_QPT_RC;
+    qp->sq.emplace(Hca::make_sq(m, bf));
+    qp->rq.emplace(Hca::make_rq(m));
+    cq = std::make_shared<v::CqImpl>();
+    cq->dev = dev;
+    cq->poller.emplace(Hca::make_cp(m));
+    if (!cq->poller->attach(kQpn, &*qp->sq, &*qp->rq, nullptr).is_ok()) die("attach");
+    if (!v::register_object(qp) || !v::register_object(cq)) die("register");
+    qp->qp_state.store(KBV_QPS_RTS);
+    qp->state.store(v::State::kReady);
+    cq->state.store(v::State::kReady);
+    qh = qp->handle();
+    ch = cq->handle();
+    // Kept for the process's life (the benchmark never closes them).
+    new std::shared_ptr<v::QpImpl>(qp);
+    new std::shared_ptr<v::CqImpl>(cq);
+  }
+};
+
+// Four instances of each level per process, built on first use (outside
+// timing): posts with BlueFlame copies, posts with 8-byte doorbells,
+// receives + polls of one, polls of many (polls move the send ring's tail;
+// each poll benchmark keeps its ring's laps whole).
+enum Use { kPostBf, kPostDb, kPoll1, kPollN };
+template <class T>
+T& level(Use u) {
+  static T* const inst[4] = {new T(true), new T(false), new T(true), new T(true)};
+  return *inst[u];
 }
-BENCHMARK(BM_PostRecv);
+
+// ---- work requests ---------------------------------------------------------------
+
+enum class Op { kWrite, kSend, kSendInline };
+
+struct Wrs {
+  hca::Sge sge{};
+  hca::SendWr hwr[kBatch];
+  kbv_sge_t ksge{};
+  kbv_send_wr_t kwr[kBatch]{};
+  uint8_t inline_bytes[kInlineBytes]{};
+  hca::Sge inl{};
+  kbv_sge_t kinl{};
+
+  Wrs(Mem& m, Op op) {
+    sge = {reinterpret_cast<uintptr_t>(m.payload), 64, 0x100};
+    ksge = {sge.addr, sge.length, sge.lkey};
+    inl = {reinterpret_cast<uintptr_t>(inline_bytes), kInlineBytes, 0};
+    kinl = {inl.addr, inl.length, 0};
+    for (uint32_t i = 0; i < kBatch; ++i) {
+      hca::SendWr& h = hwr[i];
+      kbv_send_wr_t& k = kwr[i];
+      h.wr_id = k.wr_id = i;
+      h.flags = k.flags = hca::send_flags::kSignaled;
+      h.sg = std::span<const hca::Sge>(&sge, 1);
+      k.sg_list = &ksge;
+      k.num_sge = 1;
+      switch (op) {
+        case Op::kWrite:
+          h.opcode = hca::WrOpcode::kRdmaWrite;
+          k.opcode = KBV_WR_RDMA_WRITE;
+          h.remote_addr = k.remote_addr = 0x10000;
+          h.rkey = k.rkey = 0x200;
+          break;
+        case Op::kSend:
+          h.opcode = hca::WrOpcode::kSend;
+          k.opcode = KBV_WR_SEND;
+          break;
+        case Op::kSendInline:
+          h.opcode = hca::WrOpcode::kSend;
+          k.opcode = KBV_WR_SEND;
+          h.flags = k.flags = hca::send_flags::kSignaled | hca::send_flags::kInline;
+          h.sg = std::span<const hca::Sge>(&inl, 1);
+          k.sg_list = &kinl;
+          break;
+      }
+    }
+  }
+};
+
+// ---- benchmarks --------------------------------------------------------------------
+
+void count_allocs(benchmark::State& st, uint64_t a0, uint64_t ops_per_iter) {
+  st.counters["allocs"] = benchmark::Counter(
+      static_cast<double>(bench::allocations() - a0) / static_cast<double>(ops_per_iter),
+      benchmark::Counter::kAvgIterations);
+}
+
+// Send ring room for `bbs` more basic blocks (hca / api: completes all).
+void sq_room(benchmark::State& st, hca::SendQueue& sq, uint32_t bbs) {
+  if (sq.free_blocks() >= bbs) return;
+  st.PauseTiming();
+  (void)sq.complete(static_cast<uint16_t>(sq.pc() - 1));
+  st.ResumeTiming();
+}
+
+void BM_Post(benchmark::State& st, int lvl, Op op, bool bf, uint32_t n) {
+  const uint64_t a0 = bench::allocations();
+  if (lvl == 0) {
+    Bare& b = level<Bare>(bf ? kPostBf : kPostDb);
+    Wrs w(b.m, op);
+    for (auto _ : st) {
+      const uint32_t first = b.pc;
+      for (uint32_t i = 0; i < n; ++i) {
+        if (op == Op::kWrite)
+          b.write(w.sge, 0x10000, 0x200);
+        else if (op == Op::kSend)
+          b.send(w.sge);
+        else
+          b.send_inline(w.inline_bytes);
+      }
+      b.doorbell(b.pc - 1, bf && n == 1);
+      benchmark::DoNotOptimize(first);
+    }
+  } else if (lvl == 1) {
+    Hca& h = level<Hca>(bf ? kPostBf : kPostDb);
+    Wrs w(h.m, op);
+    const std::span<const hca::SendWr> wrs(w.hwr, n);
+    for (auto _ : st) {
+      sq_room(st, h.sq, n);
+      if (!h.sq.post(wrs).is_ok()) [[unlikely]]
+        die("post");
+    }
+  } else {
+    Api& a = level<Api>(bf ? kPostBf : kPostDb);
+    Wrs w(a.m, op);
+    for (auto _ : st) {
+      sq_room(st, *a.qp->sq, n);
+      if (kbv_post_send(a.qh, w.kwr, n, nullptr) != KBV_SUCCESS) [[unlikely]]
+        die("kbv_post_send");
+    }
+  }
+  st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+  count_allocs(st, a0, n);
+}
+
+void rq_room(benchmark::State& st, hca::RecvQueue& rq) {
+  if (rq.outstanding() < rq.wqes()) return;
+  st.PauseTiming();
+  while (rq.outstanding()) (void)rq.complete();
+  st.ResumeTiming();
+}
+
+void BM_Recv(benchmark::State& st, int lvl) {
+  const uint64_t a0 = bench::allocations();
+  if (lvl == 0) {
+    Bare& b = level<Bare>(kPoll1);
+    const hca::Sge s{reinterpret_cast<uintptr_t>(b.m.payload), 4096, 0x100};
+    for (auto _ : st) b.recv(s);
+  } else if (lvl == 1) {
+    Hca& h = level<Hca>(kPoll1);
+    const hca::Sge s{reinterpret_cast<uintptr_t>(h.m.payload), 4096, 0x100};
+    hca::RecvWr wr;
+    wr.sg = std::span<const hca::Sge>(&s, 1);
+    for (auto _ : st) {
+      rq_room(st, h.rq);
+      if (!h.rq.post(std::span<const hca::RecvWr>(&wr, 1)).is_ok()) [[unlikely]]
+        die("recv post");
+    }
+  } else {
+    Api& a = level<Api>(kPoll1);
+    kbv_sge_t s{reinterpret_cast<uintptr_t>(a.m.payload), 4096, 0x100};
+    kbv_recv_wr_t wr{};
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    for (auto _ : st) {
+      rq_room(st, *a.qp->rq);
+      if (kbv_post_recv(a.qh, &wr, 1, nullptr) != KBV_SUCCESS) [[unlikely]]
+        die("kbv_post_recv");
+    }
+  }
+  st.SetItemsProcessed(static_cast<int64_t>(st.iterations()));
+  count_allocs(st, a0, 1);
+}
+
+template <class F>
+void poll_loop(benchmark::State& st, Mem& m, uint32_t k, F&& poll) {
+  for (auto _ : st) {
+    if ((m.polled & (kN - 1)) == 0 && m.polled != 0) m.lap(st);
+    const size_t got = poll();
+    if (got != k) [[unlikely]] {
+      std::fprintf(stderr, "poll of %u gave %zd after %u\n", k, static_cast<ssize_t>(got),
+                   m.polled);
+      die("poll came short");
+    }
+    m.polled += k;
+  }
+}
+
+void BM_Poll(benchmark::State& st, int lvl, uint32_t k) {
+  const uint64_t a0 = bench::allocations();
+  if (lvl == 0) {
+    Bare& b = level<Bare>(k == 1 ? kPoll1 : kPollN);
+    poll_loop(st, b.m, k, [&] { return b.poll(k); });
+  } else if (lvl == 1) {
+    Hca& h = level<Hca>(k == 1 ? kPoll1 : kPollN);
+    hca::WorkCompletion wc[kPollMany];
+    poll_loop(st, h.m, k, [&] {
+      const size_t got = h.cp.poll(wc, k);
+      benchmark::DoNotOptimize(wc);
+      return got;
+    });
+  } else {
+    Api& a = level<Api>(k == 1 ? kPoll1 : kPollN);
+    kbv_wc_t wc[kPollMany];
+    poll_loop(st, a.m, k, [&] {
+      const int got = kbv_poll_cq(a.ch, wc, k);
+      benchmark::DoNotOptimize(wc);
+      return static_cast<size_t>(got);
+    });
+  }
+  st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * k);
+  count_allocs(st, a0, k);
+}
+
+const char* const kLevel[] = {"bare", "hca", "api"};
+
+// name -> per-operation times (ns, CPU), medians.
+struct Collect : benchmark::ConsoleReporter {
+  std::map<std::string, double> median;  // "<op>/<level>" -> ns per operation
+  std::map<std::string, double> allocs;  // mean over the repetitions
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      std::string name = r.run_name.function_name;
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
+        auto it = r.counters.find("ops");
+        const double per = it == r.counters.end() ? 1.0 : it->second.value;
+        median[name] = r.GetAdjustedCPUTime() / per;
+      }
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "mean") {
+        auto it = r.counters.find("allocs");
+        if (it != r.counters.end()) allocs[name] = it->second.value;
+      }
+    }
+  }
+};
+
+void register_all() {
+  struct PostCase {
+    const char* name;
+    Op op;
+    bool bf;
+    uint32_t n;
+  };
+  static const PostCase posts[] = {
+      {"post_write_bf", Op::kWrite, true, 1},
+      {"post_write_db", Op::kWrite, false, 1},
+      {"post_send_bf", Op::kSend, true, 1},
+      {"post_send_inline_bf", Op::kSendInline, true, 1},
+      {"post_write_batch32", Op::kWrite, false, kBatch},
+  };
+  // The "ops" counter (operations per iteration) turns the median into a
+  // time per operation (Collect).
+  auto common = [](benchmark::internal::Benchmark* b) {
+    b->Repetitions(7)->ReportAggregatesOnly(true)->MinTime(0.05);
+  };
+  for (const PostCase& p : posts) {
+    for (int l = 0; l < 3; ++l) {
+      const std::string name = std::string(p.name) + "/" + kLevel[l];
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), [p, l](benchmark::State& st) {
+        BM_Post(st, l, p.op, p.bf, p.n);
+        st.counters["ops"] = p.n;
+      });
+      common(b);
+    }
+  }
+  for (int l = 0; l < 3; ++l) {
+    const std::string name = std::string("post_recv/") + kLevel[l];
+    common(benchmark::RegisterBenchmark(name.c_str(), [l](benchmark::State& st) {
+      BM_Recv(st, l);
+      st.counters["ops"] = 1;
+    }));
+  }
+  for (uint32_t k : {1u, kPollMany}) {
+    for (int l = 0; l < 3; ++l) {
+      const std::string name = "poll_" + std::to_string(k) + "/" + kLevel[l];
+      common(benchmark::RegisterBenchmark(name.c_str(), [k, l](benchmark::State& st) {
+        BM_Poll(st, l, k);
+        st.counters["ops"] = k;
+      }));
+    }
+  }
+}
 
 }  // namespace
-BENCHMARK_MAIN();
+
+int main(int argc, char** argv) {
+  // Default: random interleaving of the repetitions (a loaded machine's
+  // drift spreads over every level alike); flags given on the command line
+  // come later and win.
+  std::vector<char*> args(argv, argv + argc);
+  static char interleave[] = "--benchmark_enable_random_interleaving=true";
+  args.insert(args.begin() + 1, interleave);
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  register_all();
+  // Every level's instances exist before anything is timed or counted.
+  for (Use u : {kPostBf, kPostDb, kPoll1, kPollN}) {
+    (void)level<Bare>(u);
+    (void)level<Hca>(u);
+    (void)level<Api>(u);
+  }
+  Collect rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  for (const auto& [name, t] : rep.median) {
+    const auto slash = name.find('/');
+    if (slash == std::string::npos || name.substr(slash + 1) == "bare") continue;
+    const std::string op = name.substr(0, slash);
+    auto bare = rep.median.find(op + "/bare");
+    if (bare == rep.median.end() || bare->second <= 0) continue;
+    const std::string lvl = name.substr(slash + 1);
+    std::printf("ratio %s_%s_vs_bare %.2f\n", op.c_str(), lvl.c_str(), t / bare->second);
+    std::printf("ns %s_%s_vs_bare %.2f %.2f\n", op.c_str(), lvl.c_str(), t, bare->second);
+  }
+  for (const auto& [name, a] : rep.allocs) std::printf("allocs %s %.3f\n", name.c_str(), a);
+  benchmark::Shutdown();
+  return 0;
+}

@@ -9,7 +9,9 @@
 // ci & (ncqe - 1) is software's when its opcode (op_own >> 4) is not
 // MLX5_CQE_INVALID (15) and its owner bit (op_own & 1) equals
 // (ci & ncqe) != 0. After seeing one, udma_from_device_barrier() before
-// reading the rest of it.
+// reading the rest of it (rdma-core providers/mlx5/cq.c mlx5_get_next_cqe:
+// the one barrier per CQE; util/udma_barrier.h: "lfence" on x86-64,
+// "dmb oshld" on aarch64).
 //
 // Decoding (rdma-core cq.c mlx5_parse_cqe / handle_good_req /
 // handle_responder; all fields big-endian):
@@ -31,10 +33,18 @@
 //   any other opcode (resize, no packet, signature error ...), or a QPN not
 //             attached: a completion with KBV_ERR_WC_UNKNOWN /
 //             KBV_ERR_INVALID_HANDLE, wr_id 0, logged — never dropped.
-// After the batch, one consumer index update: udma_from_device_barrier()
-// (our CQE reads before the device may reuse the entries), dbrec[0] =
-// ci & 0xFFFFFF (big-endian), and the Cq's software ci (Cq::set_ci, for
-// arming) when the poller was built from a Cq.
+// After the batch, one consumer index update: dbrec[0] = ci & 0xFFFFFF
+// (big-endian), and the Cq's software ci (Cq::set_ci, for arming) when the
+// poller was built from a Cq. No barrier instruction before it, as rdma-core
+// (mlx5_poll_cq / _mlx5_end_poll: update_cons_index right after the loop; a
+// CQE is only rewritten after the device has wrapped the whole ring past
+// it); a compiler barrier keeps the CQE loads above the store.
+//
+// Fast path: a successful requester or responder CQE of the QP seen last
+// is decoded inline, every WorkCompletion member written once (no
+// zero-fill first); errors, other opcodes and a QP change go out of line.
+// WorkCompletion has kbv_wc_t's layout (kbv.h; static_asserts in
+// src/verbs/fast_path.cpp), so kbv_poll_cq polls into the caller's array.
 //
 // The QPs whose completions arrive here are attached at setup (attach(),
 // control path, may allocate); poll() looks them up without allocating.
@@ -59,7 +69,7 @@ namespace kbv::hca {
 
 class Cq;
 
-enum class WcOpcode : uint8_t {
+enum class WcOpcode : uint32_t {
   kSend,
   kRdmaWrite,
   kRdmaRead,
@@ -76,15 +86,18 @@ inline constexpr uint32_t kGrh = 1u << 1;  // a GRH came with the message (UD)
 inline constexpr uint32_t kInv = 1u << 2;  // SEND with invalidate: imm = the invalidated rkey
 }  // namespace wc_flags
 
+// Member for member the layout of kbv_wc_t (kbv.h; 48 bytes).
 struct WorkCompletion {
   uint64_t wr_id = 0;
   kbv_status_t status = KBV_SUCCESS;
   WcOpcode opcode = WcOpcode::kUnknown;
   uint32_t byte_len = 0;
-  uint32_t imm = 0;  // CPU order
-  uint32_t src_qp = 0;
-  uint32_t qpn = 0;
+  uint32_t imm = 0;    // CPU order
   uint32_t flags = 0;  // wc_flags
+  uint32_t qpn = 0;
+  uint32_t src_qp = 0;
+  uint16_t slid = 0;  // 0 on RoCE
+  uint8_t sl = 0;
   uint8_t syndrome = 0;
   uint8_t vendor_err = 0;
   // Responder CQEs with kGrh: what the 40-byte GRH area holds — the CQE's
@@ -92,7 +105,9 @@ struct WorkCompletion {
   // handle_responder: 0 = IB GRH (RoCE v1), 1 = IPv6, 2 = IPv4 header in
   // the area's last 20 bytes; RoCE v2).
   uint8_t l3_type = 0;
+  uint8_t reserved[6] = {};
 };
+static_assert(sizeof(WorkCompletion) == 48);
 
 // WorkCompletion::l3_type values (mlx5 CQE roce packet type).
 namespace wc_l3 {
@@ -127,7 +142,8 @@ class CqPoller {
   Status detach(uint32_t qpn);
 
   // Fills up to out.size() completions; returns how many.
-  size_t poll(std::span<WorkCompletion> out);
+  size_t poll(std::span<WorkCompletion> out) { return poll(out.data(), out.size()); }
+  size_t poll(WorkCompletion* out, size_t max);
 
   uint32_t ci() const { return ci_ & 0xFFFFFF; }
   uint32_t cqn() const { return ring_.cqn; }
@@ -139,7 +155,10 @@ class CqPoller {
     SrqQueue* srq;
   };
   CqPoller() = default;
-  void decode(const mlx5_cqe64& cqe, uint8_t opcode, WorkCompletion& wc);
+  // The CQE's QP becomes last_ (false: not attached, wc filled as an error).
+  bool lookup(uint32_t qpn, uint8_t opcode, WorkCompletion& wc);
+  // Everything but a good requester / responder CQE of an attached QP.
+  void decode_slow(const mlx5_cqe64& cqe, uint8_t opcode, WorkCompletion& wc);
 
   CqRing ring_;
   Cq* cq_ = nullptr;

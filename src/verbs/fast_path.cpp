@@ -30,6 +30,23 @@ static_assert(KBV_WC_UNKNOWN == static_cast<int>(hca::WcOpcode::kUnknown));
 static_assert(KBV_WC_WITH_IMM == hca::wc_flags::kImm);
 static_assert(KBV_WC_WITH_GRH == hca::wc_flags::kGrh);
 static_assert(KBV_WC_WITH_INV == hca::wc_flags::kInv);
+// hca::WorkCompletion is kbv_wc_t member for member: kbv_poll_cq has the
+// poller write the caller's array (no copy).
+static_assert(sizeof(kbv_wc_t) == sizeof(hca::WorkCompletion));
+static_assert(offsetof(kbv_wc_t, wr_id) == offsetof(hca::WorkCompletion, wr_id));
+static_assert(offsetof(kbv_wc_t, status) == offsetof(hca::WorkCompletion, status));
+static_assert(offsetof(kbv_wc_t, opcode) == offsetof(hca::WorkCompletion, opcode));
+static_assert(offsetof(kbv_wc_t, byte_len) == offsetof(hca::WorkCompletion, byte_len));
+static_assert(offsetof(kbv_wc_t, imm) == offsetof(hca::WorkCompletion, imm));
+static_assert(offsetof(kbv_wc_t, flags) == offsetof(hca::WorkCompletion, flags));
+static_assert(offsetof(kbv_wc_t, qp_num) == offsetof(hca::WorkCompletion, qpn));
+static_assert(offsetof(kbv_wc_t, src_qp) == offsetof(hca::WorkCompletion, src_qp));
+static_assert(offsetof(kbv_wc_t, slid) == offsetof(hca::WorkCompletion, slid));
+static_assert(offsetof(kbv_wc_t, sl) == offsetof(hca::WorkCompletion, sl));
+static_assert(offsetof(kbv_wc_t, syndrome) == offsetof(hca::WorkCompletion, syndrome));
+static_assert(offsetof(kbv_wc_t, vendor_err) == offsetof(hca::WorkCompletion, vendor_err));
+static_assert(offsetof(kbv_wc_t, network_hdr_type) == offsetof(hca::WorkCompletion, l3_type));
+static_assert(sizeof(kbv_status_t) == sizeof(int32_t));
 
 constexpr uint32_t kChunk = 16;
 constexpr uint32_t kSendFlags =
@@ -173,34 +190,11 @@ int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n) {
   if (!c->ready()) return KBV_ERR_INVALID_STATE;
   if (n > 0 && !wcs) return KBV_ERR_INVALID_ARGUMENT;
   if (c->resizing.load(std::memory_order_acquire)) return KBV_ERR_BUSY;
-  c->apply_ops();
+  if (c->ops.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+    c->apply_ops();
   if (!c->poller) return 0;
   if (n > (1u << 30)) n = 1u << 30;  // keeps the count in int range
-  hca::WorkCompletion tmp[v::kChunk];
-  uint32_t total = 0;
-  while (total < n) {
-    const uint32_t m = std::min(v::kChunk, n - total);
-    const size_t got = c->poller->poll(std::span<hca::WorkCompletion>(tmp, m));
-    for (size_t i = 0; i < got; ++i) {
-      const hca::WorkCompletion& s = tmp[i];
-      kbv_wc_t& w = wcs[total + i];
-      w = kbv_wc_t{};
-      w.wr_id = s.wr_id;
-      w.status = s.status;
-      w.opcode = static_cast<uint32_t>(s.opcode);
-      w.byte_len = s.byte_len;
-      w.imm = s.imm;
-      w.flags = s.flags;
-      w.qp_num = s.qpn;
-      w.src_qp = s.src_qp;
-      w.syndrome = s.syndrome;
-      w.vendor_err = s.vendor_err;
-      w.network_hdr_type = s.l3_type;
-    }
-    total += static_cast<uint32_t>(got);
-    if (got < m) break;
-  }
-  return static_cast<int>(total);
+  return static_cast<int>(c->poller->poll(reinterpret_cast<hca::WorkCompletion*>(wcs), n));
 }
 
 }  // extern "C"

@@ -39,6 +39,9 @@ void CqImpl::push_op(AttachOp* op) {
 }
 
 void CqImpl::apply_ops() {
+  // A plain load first: the exchange (a locked instruction) only when the
+  // control path pushed something.
+  if (ops.load(std::memory_order_relaxed) == nullptr) return;
   AttachOp* op = ops.exchange(nullptr, std::memory_order_acquire);
   if (!op) return;
   // Reverse into submission order.
