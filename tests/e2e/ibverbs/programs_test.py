@@ -9,6 +9,7 @@
 #   programs_test.py KBV_RUN devinfo          ibv_devinfo and ibv_devinfo -v
 #   programs_test.py KBV_RUN pingpong rc|uc|ud
 #   programs_test.py KBV_RUN perftest PROGRAM [FLAGS...]
+#   programs_test.py KBV_RUN ud-qp-mismatch   ib_send_bw -c UD, -q 4 against -q 2
 #
 # Two-process cases start a server and a client, each through kbv-run and so
 # each with its own model HCA (its own 127.0.0.N). The server gets a free TCP
@@ -79,8 +80,10 @@ def run_one(kbv_run, args, deadline=DEADLINE):
     return p.stdout
 
 
-def run_pair(kbv_run, server_args, client_args, deadline=DEADLINE):
-    """Runs server and client; returns (server stdout+stderr, client stdout+stderr)."""
+def run_pair(kbv_run, server_args, client_args, deadline=DEADLINE, check=True):
+    """Runs server and client; returns (server stdout+stderr, client stdout+stderr).
+    With check=False, returns (server, client) Popen objects with .out set instead of
+    failing on a non-zero exit."""
     end = time.monotonic() + deadline
     procs = []
     try:
@@ -113,12 +116,15 @@ def run_pair(kbv_run, server_args, client_args, deadline=DEADLINE):
                     out, _ = q.communicate()
                     show(n, out)
                 fail("the %s did not finish within %.0f s" % (name, deadline))
-            if name == "client" and client.returncode != 0 and server.poll() is None:
+            if check and name == "client" and client.returncode != 0 and server.poll() is None:
                 # A server whose client failed waits for it forever: stop it
                 # now rather than at the deadline.
                 server.kill()
         show("server", outs["server"])
         show("client", outs["client"])
+        if not check:
+            server.out, client.out = outs["server"], outs["client"]
+            return server, client
         if client.returncode != 0 or server.returncode != 0:
             fail("client exited %d, server exited %d" % (client.returncode, server.returncode))
         return outs["server"], outs["client"]
@@ -269,6 +275,20 @@ def check_perftest(kbv_run, program, flags):
     print("%d result row(s): %s" % (len(rows), ", ".join(r[0] + " B" for r in rows)))
 
 
+def check_ud_qp_mismatch(kbv_run):
+    """UD pairs QPs 0-0, 1-1, ...: differing -q is a user error that must end
+    cleanly, within the deadline and without a crash (ECOSYSTEM.md)."""
+    port = str(free_tcp_port())
+    base = ["ib_send_bw", "-c", "UD", "-n", "50", "-p", port]
+    server, client = run_pair(kbv_run, base + ["-q", "4"], base + ["-q", "2", "127.0.0.1"],
+                              check=False)
+    for name, p in (("server", server), ("client", client)):
+        if p.returncode < 0:
+            fail("the %s was killed by signal %d" % (name, -p.returncode))
+    if server.returncode == 0:
+        fail("the server with 4 QPs, whose client had 2, reported success")
+
+
 def main():
     kbv_run, mode = sys.argv[1], sys.argv[2]
     if not os.access(kbv_run, os.X_OK):
@@ -281,6 +301,8 @@ def main():
         check_devinfo(kbv_run)
     elif mode == "pingpong":
         check_pingpong(kbv_run, sys.argv[3])
+    elif mode == "ud-qp-mismatch":
+        check_ud_qp_mismatch(kbv_run)
     elif mode == "perftest":
         check_perftest(kbv_run, sys.argv[3], sys.argv[4:])
     else:
