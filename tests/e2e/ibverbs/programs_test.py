@@ -213,7 +213,7 @@ def check_devinfo(kbv_run):
 PINGPONG = {
     "rc": ["ibv_rc_pingpong", "-n", "200"],
     "uc": ["ibv_uc_pingpong", "-n", "200"],
-    "ud": ["ibv_ud_pingpong", "-n", "200", "-s", "1024"],
+    "ud": ["ibv_ud_pingpong", "-n", "200"],
 }
 
 
