@@ -7,6 +7,7 @@
 // of a model HCA pair, same binary, same run. Prints
 //   ratio ibv_post_send_vs_kbv <ibv time / kbv time>
 //   ratio ibv_poll_cq_vs_kbv <ibv time / kbv time>
+//   ratio ibv_wr_post_vs_kbv <ibv_wr_start..complete of 1 WR / kbv_post_send>
 // and the difference in ns per call.
 //
 // ibv_poll_cq: each iteration waits (untimed) until the model wrote kBatch
@@ -98,6 +99,9 @@ struct Side {
     check(kbv_mr_get_keys(mr, &lkey, &rkey), "keys");
     make_qp(qp, cq);
     make_qp(full_qp, full_cq);
+    full_qp.max_send_wr = kQueue;
+    full_qp.max_send_sge = 1;
+    if (ib::init_qp_ex_ops(full_qp, IBV_QP_EX_WITH_RDMA_WRITE) != 0) die("qp_ex ops");
   }
   void make_cq(ib::Cq& c) {
     kbv_cq_attr_t ca{};
@@ -159,6 +163,7 @@ struct Side {
   }
   void close() {
     for (kbv_qp_t h : {qp.handle, full_qp.handle}) kbv_qp_destroy(h, KBV_EQ_NONE, 0);
+    ib::release_qp_ex(full_qp);
     for (kbv_cq_t h : {cq.handle, full_cq.handle}) kbv_cq_destroy(h, KBV_EQ_NONE, 0);
     kbv_mr_dereg(mr, KBV_EQ_NONE, 0);
     kbv_pd_dealloc(pd.handle, KBV_EQ_NONE, 0);
@@ -253,6 +258,30 @@ void BM_PostSend(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kBatch);
 }
 
+// The ibv_wr_* API (perftest's default): ibv_wr_start, ibv_wr_rdma_write,
+// ibv_wr_set_sge, ibv_wr_complete for one WR, on the same full queue
+// (wr_complete returns ENOMEM). Compared with kbv_post_send above.
+void BM_WrPost(benchmark::State& state) {
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(&g_a->full_qp.qpx.qp_base);
+  if (x == nullptr) die("no qp_ex");
+  const uint32_t rkey = g_b->rkey;
+  const uint64_t raddr = g_kbv_wr.remote_addr;
+  for (auto _ : state) {
+    const double t0 = thread_cpu_seconds();
+    for (uint32_t i = 0; i < kBatch; ++i) {
+      ibv_wr_start(x);
+      x->wr_id = i;
+      x->wr_flags = 0;
+      ibv_wr_rdma_write(x, rkey, raddr);
+      ibv_wr_set_sge(x, g_a->lkey, g_kbv_sge.addr, 8);
+      if (ibv_wr_complete(x) != ENOMEM) [[unlikely]]
+        die("ibv_wr_complete on a full queue: not ENOMEM");
+    }
+    state.SetIterationTime(thread_cpu_seconds() - t0);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kBatch);
+}
+
 template <bool kIbv>
 void BM_PollCq(benchmark::State& state) {
   ibv_cq* icq = ibv_cq_ex_to_cq(&g_a->cq.cqx);
@@ -290,6 +319,7 @@ BENCHMARK(BM_PostSend<true>)
     ->UseManualTime()
     ->Iterations(2000)
     ->Repetitions(5);
+BENCHMARK(BM_WrPost)->Name("ibv_wr_post")->UseManualTime()->Iterations(2000)->Repetitions(5);
 BENCHMARK(BM_PollCq<false>)->Name("kbv_poll_cq")->UseManualTime()->Iterations(100)->Repetitions(5);
 BENCHMARK(BM_PollCq<true>)->Name("ibv_poll_cq")->UseManualTime()->Iterations(100)->Repetitions(5);
 
@@ -335,12 +365,13 @@ int main(int argc, char** argv) {
   auto ratio = [&rep](const char* ibv, const char* kbv, const char* name) {
     auto i = rep.best.find(ibv), k = rep.best.find(kbv);
     if (i == rep.best.end() || k == rep.best.end() || k->second <= 0) return;
-    std::printf("%s: %.1f ns vs %.1f ns per call (+%.1f ns)\n", ibv, i->second, k->second,
+    std::printf("%s: %.1f ns vs %.1f ns per call (%+.1f ns)\n", ibv, i->second, k->second,
                 i->second - k->second);
     std::printf("ratio %s %.3f\n", name, i->second / k->second);
   };
   ratio("ibv_post_send", "kbv_post_send", "ibv_post_send_vs_kbv");
   ratio("ibv_poll_cq", "kbv_poll_cq", "ibv_poll_cq_vs_kbv");
+  ratio("ibv_wr_post", "kbv_post_send", "ibv_wr_post_vs_kbv");
   b.close();
   a.close();
   benchmark::Shutdown();

@@ -56,6 +56,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "ibverbs/objects.hpp"
 
@@ -138,9 +139,18 @@ inline uint32_t ud_qkey(const Qp& qp, uint32_t remote_qkey) {
   return (remote_qkey & 0x80000000u) ? qp.qkey : remote_qkey;
 }
 
+// The opcode as the integer a C program stored (any value): loading an enum
+// object whose value is outside the enum's range is undefined in C++.
+static_assert(sizeof(ibv_wr_opcode) == sizeof(unsigned));
+inline unsigned raw_opcode(const ibv_send_wr& w) {
+  unsigned v;
+  std::memcpy(&v, &w.opcode, sizeof v);
+  return v;
+}
+
 // One ibv_send_wr -> kbv_send_wr_t. Returns 0 or EINVAL.
 inline int to_kbv_send_wr(const Qp& qp, const ibv_send_wr& w, kbv_send_wr_t& k) {
-  const unsigned op = static_cast<unsigned>(w.opcode);
+  const unsigned op = raw_opcode(w);
   if (op > IBV_WR_ATOMIC_FETCH_AND_ADD || (w.send_flags & ~kIbvSendFlags) || w.num_sge < 0 ||
       (w.num_sge > 0 && w.sg_list == nullptr)) [[unlikely]]
     return EINVAL;

@@ -98,10 +98,11 @@ TEST(IbverbsSendWr, AtomicsTakeTheAtomicUnion) {
 TEST(IbverbsSendWr, WhatKbvLacksIsEinval) {
   Qp qp = make_qp(IBV_QPT_RC);
   kbv_send_wr_t k{};
-  for (ibv_wr_opcode op : {IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV, IBV_WR_TSO,
-                           IBV_WR_DRIVER1, static_cast<ibv_wr_opcode>(77)}) {
+  for (unsigned op :
+       {unsigned{IBV_WR_LOCAL_INV}, unsigned{IBV_WR_BIND_MW}, unsigned{IBV_WR_SEND_WITH_INV},
+        unsigned{IBV_WR_TSO}, unsigned{IBV_WR_DRIVER1}, 77u, 0xffffffffu}) {
     ibv_send_wr w{};
-    w.opcode = op;
+    std::memcpy(&w.opcode, &op, sizeof op);  // as a C program may store it
     EXPECT_EQ(to_kbv_send_wr(qp, w, k), EINVAL) << op;
   }
   ibv_send_wr w{};
