@@ -85,6 +85,8 @@ void Transport::pump(fw::Qp& q) {
   while (q.state == qs::kRts && !d.stopped && fetch(q, d)) transmit(q, d);
   complete_front(q, d);
   if (q.state != qs::kErr) arm_ack_timer(q, d);
+  recharge(q, d);
+  schedule(q, d);
 }
 
 bool Transport::fetch(fw::Qp& q, QpDp& d) {
@@ -178,7 +180,15 @@ void Transport::transmit(fw::Qp& q, QpDp& d) {
       continue;
     }
     if (op->syndrome != 0) break;
+    if (rc && !wire::psn_lt(d.tx_psn, d.max_sent)) {
+      // A new PSN needs transmit credit (transport.hpp); a READ asks for
+      // all its remaining responses at once.
+      const uint32_t k = static_cast<uint32_t>(wire::psn_diff(d.tx_psn, op->psn));
+      const uint32_t pkts = op->w.opcode == MLX5_OPCODE_RDMA_READ ? op->npkts - k : 1;
+      if (!credit_for(q, d, pkts)) break;
+    }
     if (!send_at(q, d, *op, d.tx_psn)) break;
+    if (rc) recharge(q, d);
   }
 }
 

@@ -104,6 +104,14 @@ void Transport::record_cq(uint32_t cqn, uint32_t word) {
   cq_db_.emplace_back(cqn, word);
 }
 
+Transport::Transport(fw::FwContext& ctx, std::unique_ptr<wire::Port> port)
+    : ctx_(ctx), port_(std::move(port)) {
+  // See "Link-level flow control" in transport.hpp.
+  const uint64_t rcvbuf = port_ ? port_->rcvbuf_bytes() : 0;
+  credit_->budget = static_cast<uint32_t>(
+      std::clamp<uint64_t>(rcvbuf / 2 / kDatagramTruesize, kMinInFlight, kMaxInFlight));
+}
+
 Clock::time_point Transport::run() {
   {
     std::lock_guard lock(doorbell_mu_);
@@ -118,6 +126,15 @@ Clock::time_point Transport::run() {
     return Clock::time_point::max();
   }
   fw::ObjectTables& t = tables();
+  const Clock::time_point start = Clock::now();
+  // QPs a 2ERR_QP command moved to ERR: flush what they hold now.
+  if (!t.qps_to_err.empty()) {
+    std::vector<uint32_t> err;
+    err.swap(t.qps_to_err);
+    for (uint32_t qpn : err)
+      if (fw::Qp* q = t.qp(qpn); q != nullptr && q->state == qs::kErr)
+        on_error_state(*q, dp(*q), start);
+  }
   EqCqEvents sink(ctx_.eqs());
   for (auto [cqn, word] : cq_work_) {
     fw::Cq* cq = t.cq(cqn);
@@ -155,35 +172,98 @@ Clock::time_point Transport::run() {
         if (d.ack_due) send_ack_now(*q, d);
       }
     ack_qpns_.clear();
+    resume_waiting();
     if (*n < wire::Port::kRxBatch) break;
   }
 
-  // Timers and errors; the next deadline.
+  // Timers due (ack timeout, RNR wait, the RQ record of a QP in error).
   const Clock::time_point now = Clock::now();
-  Clock::time_point next = Clock::time_point::max();
-  for (auto& [qpn, q] : t.qps) {
-    if (q.state == qs::kErr) {
-      flush(q, dp(q));
-      // mlx5 has no receive doorbell, yet receives posted to a QP in error
-      // complete with flush errors: mlx5_ib_drain_rq (kernel
-      // drivers/infiniband/hw/mlx5/qp.c) moves the QP to ERR, posts one
-      // receive (doorbell record only) and waits for its CQE. So the device
-      // keeps reading the RQ doorbell record of a QP in error: here every
-      // kErrRqPoll while such a QP exists (idle otherwise).
-      if (q.rq_type == prm::qpc_rq_type::kNonZeroRq && q.rq_bytes != 0)
-        next = std::min(next, now + kErrRqPoll);
+  while (!timers_.empty() && timers_.top().at <= now) {
+    const Timer e = timers_.top();
+    timers_.pop();
+    fw::Qp* q = t.qp(e.qpn);
+    if (q == nullptr || !q->dp_state) continue;
+    QpDp& d = dp(*q);
+    if (d.timer_at != e.at) continue;  // superseded by an earlier entry
+    d.timer_at = Clock::time_point::max();
+    if (q->state == qs::kErr) {
+      on_error_state(*q, d, now);
       continue;
     }
-    if (!q.dp_state) continue;
-    QpDp& d = dp(q);
-    if (!d.req_init) continue;
-    on_timer(q, d, now);
-    if (q.state == qs::kErr) continue;
-    next = std::min({next, d.ack_deadline, d.rnr_until});
+    d.err_poll = Clock::time_point::max();
+    if (d.req_init) on_timer(*q, d, now);
+    schedule(*q, d);
   }
+  resume_waiting();
   (void)port_->flush_faults();
   publish_port_counters();
-  return next;
+  return timers_.empty() ? Clock::time_point::max() : timers_.top().at;
+}
+
+void Transport::on_error_state(fw::Qp& q, QpDp& d, Clock::time_point now) {
+  flush(q, d);
+  // mlx5 has no receive doorbell, yet receives posted to a QP in error
+  // complete with flush errors: mlx5_ib_drain_rq (kernel
+  // drivers/infiniband/hw/mlx5/qp.c) moves the QP to ERR, posts one
+  // receive (doorbell record only) and waits for its CQE. So the device
+  // keeps reading the RQ doorbell record of a QP in error: here every
+  // kErrRqPoll while the QP stays in ERR (idle otherwise).
+  d.err_poll = (q.rq_type == prm::qpc_rq_type::kNonZeroRq && q.rq_bytes != 0)
+                   ? now + kErrRqPoll
+                   : Clock::time_point::max();
+  schedule(q, d);
+}
+
+void Transport::schedule(fw::Qp& q, QpDp& d) {
+  const Clock::time_point at = std::min({d.ack_deadline, d.rnr_until, d.err_poll});
+  if (at >= d.timer_at) return;  // an entry at least as early is queued
+  d.timer_at = at;
+  timers_.push(Timer{at, q.qpn});
+}
+
+bool Transport::credit_for(fw::Qp& q, QpDp& d, uint32_t psns) {
+  TxCredit& c = *credit_;
+  // FIFO: while others wait, a QP not being resumed queues behind them;
+  // with nothing in flight anywhere, anything may go (a READ asking for
+  // more than the whole budget still makes progress).
+  const bool fits = c.in_flight == 0 || (c.in_flight + psns <= c.budget &&
+                                         (credit_wait_.empty() || resuming_ == q.qpn));
+  if (fits) return true;
+  if (!d.credit_wait) {
+    d.credit_wait = true;
+    credit_wait_.push_back(q.qpn);
+  }
+  return false;
+}
+
+void Transport::recharge(fw::Qp& q, QpDp& d) {
+  uint32_t psns = 0;
+  if (q.st == prm::qpc_st::kRc && d.req_init && q.state != qs::kErr) {
+    const int32_t n = wire::psn_diff(d.max_sent, d.una);
+    if (n > 0) psns = static_cast<uint32_t>(n);
+  }
+  if (!d.credit) d.credit = credit_;
+  credit_->in_flight = credit_->in_flight - d.charged + psns;
+  d.charged = psns;
+}
+
+void Transport::resume_waiting() {
+  fw::ObjectTables& t = tables();
+  // Each waiting QP gets one turn per call: one that still finds no credit
+  // goes to the back of the queue again.
+  for (size_t turns = credit_wait_.size(); turns > 0 && !credit_wait_.empty(); --turns) {
+    if (credit_->in_flight != 0 && credit_->in_flight >= credit_->budget) break;
+    const uint32_t qpn = credit_wait_.front();
+    credit_wait_.pop_front();
+    fw::Qp* q = t.qp(qpn);
+    if (q == nullptr || !q->dp_state) continue;
+    QpDp& d = dp(*q);
+    if (!d.credit_wait) continue;
+    d.credit_wait = false;
+    resuming_ = qpn;
+    pump(*q);
+    resuming_ = 0xFFFFFFFF;
+  }
 }
 
 void Transport::publish_port_counters() {
@@ -200,7 +280,7 @@ void Transport::publish_port_counters() {
 // ---- state ----------------------------------------------------------------------
 
 QpDp& Transport::dp(fw::Qp& q) {
-  if (!q.dp_state) q.dp_state = std::make_shared<QpDp>();
+  if (!q.dp_state) q.dp_state = std::make_shared<QpDp>(credit_);
   return *static_cast<QpDp*>(q.dp_state.get());
 }
 
@@ -263,7 +343,7 @@ void Transport::qp_error(fw::Qp& q, prm::EventType ev) {
   log::debug(kLog, "qpn {:#x}: to ERR", q.qpn);
   q.state = qs::kErr;
   if (ev != prm::EventType::COMP) (void)fw::post_queue_event(ctx_.eqs(), ev, q.qpn);
-  flush(q, dp(q));
+  on_error_state(q, dp(q), Clock::now());
 }
 
 void Transport::flush(fw::Qp& q, QpDp& d) {
@@ -284,6 +364,7 @@ void Transport::flush_sq(fw::Qp& q, QpDp& d) {
   }
   d.ops.clear();
   d.ack_deadline = d.rnr_until = Clock::time_point::max();
+  recharge(q, d);
   if (!q.no_sq && q.sq_bytes != 0) {
     uint32_t rec = 0;
     if (read_dbrec(q.dbr_addr + 4, &rec)) {

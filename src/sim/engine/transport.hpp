@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <queue>
 #include <vector>
 
 namespace kbv::sim::engine {
@@ -59,7 +60,28 @@ struct AtomicReplay {
   uint64_t orig = 0;
 };
 
+// The port's transmit credit (see Transport "Link-level flow control"):
+// shared by the Transport and every QpDp, so a QP's charge is returned when
+// its state dies (DESTROY_QP, 2RST, reset) whichever goes first.
+struct TxCredit {
+  uint32_t budget = 0;     // RC PSNs allowed unacknowledged, all QPs of the port
+  uint32_t in_flight = 0;  // sum of the QPs' charges
+};
+
 struct QpDp {
+  QpDp() = default;
+  explicit QpDp(std::shared_ptr<TxCredit> c) : credit(std::move(c)) {}
+  ~QpDp() {
+    if (credit) credit->in_flight -= charged;
+  }
+  QpDp(const QpDp&) = delete;
+  QpDp& operator=(const QpDp&) = delete;
+  // ---- scheduling (transport.cpp) ----
+  std::shared_ptr<TxCredit> credit;
+  uint32_t charged = 0;      // PSNs of this QP counted in credit->in_flight
+  bool credit_wait = false;  // queued in Transport::credit_wait_
+  Clock::time_point timer_at = Clock::time_point::max();  // earliest entry in timers_
+  Clock::time_point err_poll = Clock::time_point::max();  // ERR: next RQ doorbell record read
   // ---- requester ----
   bool req_init = false;
   std::deque<SendOp> ops;  // executed, not yet completed; front = oldest
@@ -110,9 +132,14 @@ class Transport {
  public:
   static constexpr uint32_t kWindow = 128;   // RC/UC packets in flight per QP
   static constexpr uint32_t kAckEvery = 16;  // responder ACKs at least every N packets
+  // Transmit credit (see "Link-level flow control" below): the kernel's
+  // cost (skb truesize) of a 4096-MTU RoCEv2 datagram on loopback, and the
+  // most PSNs a port keeps unacknowledged.
+  static constexpr uint32_t kDatagramTruesize = 8704;
+  static constexpr uint32_t kMaxInFlight = 256;
+  static constexpr uint32_t kMinInFlight = 2 * kAckEvery;
 
-  Transport(fw::FwContext& ctx, std::unique_ptr<wire::Port> port)
-      : ctx_(ctx), port_(std::move(port)) {}
+  Transport(fw::FwContext& ctx, std::unique_ptr<wire::Port> port);
 
   // Driver thread: record a doorbell (the caller wakes the loop).
   void record_sq(uint32_t qpn);
@@ -120,6 +147,28 @@ class Transport {
 
   // Firmware thread: one loop pass; returns the next deadline.
   Clock::time_point run();
+
+  // ---- scheduling (transport.cpp) ----
+  // Link-level flow control: the model's wire is a UDP socket that drops
+  // datagrams when its receive buffer is full or when its engine falls
+  // behind, where RoCE runs on a lossless (PFC) fabric and IB on
+  // credit-based link flow control (IBTA 7.9): a busy receiver pauses the
+  // sender instead, and a real HCA drains its queue at line rate. On a
+  // loaded host the model's engine threads may get a fraction of a core, so
+  // the port keeps at most TxCredit::budget RC PSNs of all its QPs
+  // unacknowledged (READ: the responses asked for): min(kMaxInFlight, half
+  // the receive buffer in 4096-MTU datagrams), at least kMinInFlight. A
+  // receiver then holds a bounded backlog that drains in a few ms, well
+  // inside the ack timeout, instead of thousands of packets that outlast it.
+  // A QP that finds no credit waits in a FIFO and resumes when ACKs return
+  // credit; retransmissions need none (their PSNs are already counted).
+  // Nothing changes on the wire or in the transport's semantics: packets
+  // are only delayed, as behind a paused link.
+  bool credit_for(fw::Qp& q, QpDp& d, uint32_t psns);
+  void recharge(fw::Qp& q, QpDp& d);
+  // Timers: a min-heap of (deadline, qpn); each QP keeps at most one live
+  // entry (QpDp::timer_at), stale ones are skipped when popped.
+  void schedule(fw::Qp& q, QpDp& d);
 
   int fd() const { return port_->fd(); }
   uint32_t ip() const { return port_->ip(); }
@@ -189,6 +238,17 @@ class Transport {
   std::vector<uint32_t> sq_work_;  // firmware-thread copies
   std::vector<std::pair<uint32_t, uint32_t>> cq_work_;
   std::vector<uint32_t> ack_qpns_;  // responders with a coalesced ACK due
+  std::shared_ptr<TxCredit> credit_ = std::make_shared<TxCredit>();
+  std::deque<uint32_t> credit_wait_;  // QPs waiting for transmit credit, FIFO
+  uint32_t resuming_ = 0xFFFFFFFF;    // the QP resume_waiting() is pumping
+  struct Timer {
+    Clock::time_point at;
+    uint32_t qpn;
+    bool operator>(const Timer& o) const { return at > o.at; }
+  };
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  void resume_waiting();
+  void on_error_state(fw::Qp& q, QpDp& d, Clock::time_point now);
   std::array<wire::RxPacket, wire::Port::kRxBatch> rx_{};
   std::array<uint8_t, wire::kMaxPayload> buf_{};
 };

@@ -11,6 +11,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -465,10 +466,12 @@ bool Firmware::complete_due(Clock::time_point now) {
 }
 
 void Firmware::arm_timer(Clock::time_point now) {
+  Clock::time_point next = Clock::time_point::max();
+  for (const auto& f : inflight_) next = std::min(next, f->deadline);
+  if (next == tfd_at_) return;  // already armed for it (or disarmed)
+  tfd_at_ = next;
   itimerspec its{};
-  if (!inflight_.empty()) {
-    auto next = inflight_.front()->deadline;
-    for (const auto& f : inflight_) next = std::min(next, f->deadline);
+  if (next != Clock::time_point::max()) {
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(next - now).count();
     if (wait < 1) wait = 1;
     its.it_value.tv_sec = wait / 1000000000;
@@ -491,6 +494,17 @@ void Firmware::do_reset() {
 }
 
 void Firmware::run() {
+  // The model plays hardware with processors of its own, which never waits
+  // behind the application's threads for a CPU: this thread (firmware and
+  // the data-path engine) asks for a larger share of the CPU than threads at
+  // the default nice level, so a busy-polling application on a loaded host
+  // cannot starve it for longer than the transport's ack timeout (on 2
+  // cores with a load of 14 it was off the CPU for 90 ms at a time, and RC
+  // requests timed out). It sleeps in epoll_wait whenever idle, so it takes
+  // nothing from anyone then. Best effort: raising priority needs
+  // CAP_SYS_NICE (or RLIMIT_NICE); without it the thread stays as it is.
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kThreadNice) != 0)
+    log::debug(kLog, "setpriority({}): {}", kThreadNice, std::strerror(errno));
   std::array<epoll_event, 4> evs{};
   while (!stop_.load(std::memory_order_acquire)) {
     auto now = Clock::now();
@@ -514,6 +528,7 @@ void Firmware::run() {
     }
     for (int i = 0; i < n; ++i) {
       if (evs[i].data.fd != efd_ && evs[i].data.fd != tfd_) continue;  // the hook drains it
+      if (evs[i].data.fd == tfd_) tfd_at_ = Clock::time_point::max();  // expired: re-arm next
       uint64_t v;
       ssize_t r = ::read(evs[i].data.fd, &v, sizeof v);
       (void)r;

@@ -190,8 +190,12 @@ class Firmware {
   std::atomic<bool> reset_req_{false};
   std::atomic<uint32_t> reset_geometry_{0};
   std::atomic<bool> stop_{false};
-  int efd_ = -1;  // eventfd: wake
-  int tfd_ = -1;  // timerfd: next command deadline
+  int efd_ = -1;                           // eventfd: wake
+  static constexpr int kThreadNice = -10;  // see run()
+  int tfd_ = -1;                           // timerfd: next command deadline
+  // The deadline tfd_ is armed for (max: disarmed); timerfd_settime only
+  // when it changes.
+  std::chrono::steady_clock::time_point tfd_at_ = std::chrono::steady_clock::time_point::max();
   int epfd_ = -1;
   std::thread thread_;
 

@@ -40,8 +40,10 @@ Result<int> open_socket(uint32_t ip, uint16_t port, bool reuse, int rcvbuf) {
     return Status::from_errno(err);
   }
   if (rcvbuf > 0) {
-    // Best effort: the kernel caps it at net.core.rmem_max.
-    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    // Best effort: SO_RCVBUFFORCE (CAP_NET_ADMIN) goes past
+    // net.core.rmem_max; otherwise SO_RCVBUF, capped at rmem_max.
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) != 0)
+      (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   }
   sockaddr_in a = make_addr(ip, port);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
@@ -128,6 +130,13 @@ Result<int> Port::tx_socket(uint16_t src_port, uint16_t& actual) {
     return rx_fd_;
   }
   return it->second;
+}
+
+uint64_t Port::rcvbuf_bytes() const {
+  int v = 0;
+  socklen_t len = sizeof v;
+  if (::getsockopt(rx_fd_, SOL_SOCKET, SO_RCVBUF, &v, &len) != 0 || v < 0) return 0;
+  return static_cast<uint64_t>(v);
 }
 
 Status Port::prepare_src_port(uint16_t src_port) {

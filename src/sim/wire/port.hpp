@@ -81,7 +81,8 @@ uint16_t entropy_src_port(uint32_t src_qpn, uint32_t dst_qpn);
 struct PortConfig {
   uint8_t host = 1;  // N of 127.0.0.N, 1..254
   FaultConfig faults;
-  int rcvbuf_bytes = 4 << 20;    // SO_RCVBUF request (the kernel may cap it)
+  int rcvbuf_bytes = 4 << 20;    // SO_RCVBUF request (SO_RCVBUFFORCE when allowed,
+                                 // else capped by net.core.rmem_max)
   uint32_t max_src_ports = 256;  // entropy send sockets kept open at most
   std::string pcap_path;         // non-empty: write transmitted datagrams here
 };
@@ -119,6 +120,9 @@ class Port {
 
   int fd() const { return rx_fd_; }
   uint32_t ip() const { return ip_; }
+  // The receive buffer the kernel granted (getsockopt SO_RCVBUF: bytes of
+  // skb truesize, twice the request; socket(7)).
+  uint64_t rcvbuf_bytes() const;
   std::array<uint8_t, 16> gid() const { return gid_from_ipv4(ip_); }
 
   // Creates the send socket for src_port now (control path).

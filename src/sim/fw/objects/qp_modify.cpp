@@ -303,6 +303,7 @@ Outcome modify_qp(FwContext& ctx, const Command& c, std::span<std::byte>) {
 
   if (opcode == Opcode::TO_ERR_QP) {
     q->state = qs::kErr;
+    t.qps_to_err.push_back(qpn);
     return Outcome::ok();
   }
   Qp nq = *q;

@@ -230,6 +230,9 @@ class ObjectTables : public Extension {
   std::map<uint32_t, Qp> qps;
   IndexAllocator qp_ids{2};                   // QPN 0 and 1 are the special QP0 / QP1 (IBTA 3.5.6)
   std::map<Gid, std::vector<uint32_t>> mcgs;  // multicast GID -> attached QPNs
+  // QPNs moved to ERR by a 2ERR_QP command since the data-path engine last
+  // took them (it flushes them; sim/engine/transport.cpp run()).
+  std::vector<uint32_t> qps_to_err;
   PortState port;
   std::array<RoceAddr, kRoceAddrTableSize> roce{};
 
