@@ -24,7 +24,7 @@
 // WRITEs (one 8-byte doorbell; time per WQE); a 1-SGE receive; polls of 1
 // and of 16 CQEs (time per CQE).
 //
-// Ring room: every 4096 basic blocks / receives / CQEs the loop pauses the
+// Ring room: every 1024 basic blocks / receives / CQEs the loop pauses the
 // timer and hands the ring back (SendQueue::complete, RecvQueue::complete,
 // the CQEs' owner bits flipped for the next lap), so no level pays for a
 // simulated device inside the timed loop.
@@ -67,7 +67,7 @@ namespace pf = kbv::platform;
 namespace v = kbv::verbs;
 
 constexpr uint32_t kQpn = 0x123;
-constexpr uint32_t kLog = 12;  // 4096 basic blocks / receives / CQEs
+constexpr uint32_t kLog = 10;  // 1024 basic blocks / receives / CQEs
 constexpr uint32_t kN = 1u << kLog;
 constexpr uint64_t kBfOffset = 0x1000 + 0x800;  // UAR 1, BlueFlame register 0
 constexpr uint32_t kBfReg = 512;                // both halves

@@ -86,9 +86,9 @@ Result<SendQueue> SendQueue::create(const SqConfig& cfg) {
     return Status{KBV_ERR_LIMIT_EXCEEDED};
   SendQueue q;
   switch (cfg.st) {
-    case st::kRc: q.post_ = &SendQueue::post_impl<st::kRc>; break;
-    case st::kUc: q.post_ = &SendQueue::post_impl<st::kUc>; break;
-    case st::kUd: q.post_ = &SendQueue::post_impl<st::kUd>; break;
+    case st::kRc: q.kind_ = Kind::kRc; break;
+    case st::kUc: q.kind_ = Kind::kUc; break;
+    case st::kUd: q.kind_ = Kind::kUd; break;
     default: return Status{KBV_ERR_NOT_SUPPORTED};
   }
   q.cfg_ = cfg;
@@ -124,13 +124,13 @@ Result<SendQueue> SendQueue::for_qp(Hca& hca, const Qp& qp, const QpConfig& qp_c
 }
 
 template <uint32_t St>
-Status SendQueue::check(const SendWr& wr, uint32_t* ds) const {
+[[gnu::always_inline]] inline kbv_status_t SendQueue::check(const SendWr& wr, uint32_t* ds) const {
   const WrOpcode op = wr.opcode;
-  if (!allowed<St>(op)) return Status{KBV_ERR_INVALID_WR_TYPE};
-  if (wr.sg.size() > cfg_.max_sge) return Status{KBV_ERR_TOO_MANY_SGE};
+  if (!allowed<St>(op)) return KBV_ERR_INVALID_WR_TYPE;
+  if (wr.sg.size() > cfg_.max_sge) return KBV_ERR_TOO_MANY_SGE;
   uint32_t n = 1;  // control segment
   if constexpr (St == st::kUd) {
-    if (wr.ah == nullptr || wr.remote_qpn > 0xFFFFFF) return Status{KBV_ERR_INVALID_ARGUMENT};
+    if (wr.ah == nullptr || wr.remote_qpn > 0xFFFFFF) return KBV_ERR_INVALID_ARGUMENT;
     n += 3;  // datagram segment
   }
   if (has_raddr(op)) ++n;
@@ -138,28 +138,28 @@ Status SendQueue::check(const SendWr& wr, uint32_t* ds) const {
     // IBTA 9.4.5: an atomic operates on 8 bytes; the local SGE receives the
     // original value.
     if ((wr.flags & send_flags::kInline) || wr.sg.size() != 1 || wr.sg[0].length != 8)
-      return Status{KBV_ERR_INVALID_ARGUMENT};
+      return KBV_ERR_INVALID_ARGUMENT;
     *ds = n + 2;  // atomic segment + one data segment
-    return Status::ok();
+    return KBV_SUCCESS;
   }
   if (wr.flags & send_flags::kInline) {
-    if (op == WrOpcode::kRdmaRead) return Status{KBV_ERR_INVALID_ARGUMENT};
+    if (op == WrOpcode::kRdmaRead) return KBV_ERR_INVALID_ARGUMENT;
     uint64_t total = 0;
     for (const Sge& s : wr.sg) {
-      if (s.length != 0 && s.addr == 0) return Status{KBV_ERR_INVALID_ARGUMENT};
+      if (s.length != 0 && s.addr == 0) return KBV_ERR_INVALID_ARGUMENT;
       total += s.length;
     }
-    if (total > cfg_.max_inline) return Status{KBV_ERR_INLINE_TOO_LARGE};
+    if (total > cfg_.max_inline) return KBV_ERR_INLINE_TOO_LARGE;
     if (total) n += static_cast<uint32_t>((4 + total + 15) / 16);
   } else {
     for (const Sge& s : wr.sg) n += s.length != 0;
   }
   *ds = n;
-  return Status::ok();
+  return KBV_SUCCESS;
 }
 
 template <uint32_t St>
-void SendQueue::build(const SendWr& wr, uint32_t ds) {
+[[gnu::always_inline]] inline void SendQueue::build(const SendWr& wr, uint32_t ds) {
   const WrOpcode op = wr.opcode;
   const uint32_t pc = pc_;
   uint32_t u = 1;
@@ -246,35 +246,8 @@ void SendQueue::build(const SendWr& wr, uint32_t ds) {
   std::memcpy(unit(pc, 0), &c, 16);
 }
 
-template <uint32_t St>
-Status SendQueue::post_impl(std::span<const SendWr> wrs, size_t* bad_index) {
-  const uint32_t first = pc_;
-  uint32_t last = pc_;
-  uint32_t n = 0;
-  Status result = Status::ok();
-  for (size_t i = 0; i < wrs.size(); ++i) {
-    const SendWr& wr = wrs[i];
-    uint32_t ds = 0;
-    Status s = check<St>(wr, &ds);
-    const uint32_t bbs = (ds * 16 + 63) / 64;
-    if (s.is_ok() && (pc_ - tail_) + bbs > mask_ + 1) s = Status{KBV_ERR_QUEUE_FULL};
-    if (!s.is_ok()) [[unlikely]] {
-      if (bad_index) *bad_index = i;
-      log::debug(kLog, "qp {:#x}: work request {} refused: {}", cfg_.qpn, i, s.to_string());
-      result = s;
-      break;
-    }
-    build<St>(wr, ds);
-    slots_[pc_ & mask_] = Slot{wr.wr_id, pc_ + bbs};
-    last = pc_;
-    pc_ += bbs;
-    ++n;
-  }
-  if (n) ring_doorbell(first, n, last);
-  return result;
-}
-
-void SendQueue::ring_doorbell(uint32_t first_pc, uint32_t n, uint32_t last_pc) {
+[[gnu::always_inline]] inline void SendQueue::ring_doorbell(uint32_t first_pc, uint32_t n,
+                                                            uint32_t last_pc) {
   // WQEs before the record the device may read because of it.
   platform::udma_to_device_barrier();
   cfg_.dbrec[1] = htobe32(pc_ & 0xFFFF);
@@ -294,6 +267,48 @@ void SendQueue::ring_doorbell(uint32_t first_pc, uint32_t n, uint32_t last_pc) {
   }
   platform::mmio_flush_writes();
   bf_cur_ ^= bf_half_;
+}
+
+void SendQueue::refused(size_t i, kbv_status_t st) const {
+  log::debug(kLog, "qp {:#x}: work request {} refused: {}", cfg_.qpn, i, Status{st}.to_string());
+}
+
+template <uint32_t St>
+[[gnu::always_inline]] inline kbv_status_t SendQueue::post_impl(const SendWr* wrs, size_t n,
+                                                                size_t* bad_index) {
+  const uint32_t first = pc_;
+  uint32_t last = pc_;
+  kbv_status_t result = KBV_SUCCESS;
+  size_t i = 0;
+  for (; i < n; ++i) {
+    const SendWr& wr = wrs[i];
+    uint32_t ds = 0;
+    kbv_status_t s = check<St>(wr, &ds);
+    const uint32_t bbs = (ds * 16 + 63) / 64;
+    if (s == KBV_SUCCESS && (pc_ - tail_) + bbs > mask_ + 1) s = KBV_ERR_QUEUE_FULL;
+    if (s != KBV_SUCCESS) [[unlikely]] {
+      if (bad_index) *bad_index = i;
+      refused(i, s);
+      result = s;
+      break;
+    }
+    build<St>(wr, ds);
+    slots_[pc_ & mask_] = Slot{wr.wr_id, pc_ + bbs};
+    last = pc_;
+    pc_ += bbs;
+  }
+  if (i) ring_doorbell(first, static_cast<uint32_t>(i), last);
+  return result;
+}
+
+kbv_status_t SendQueue::post_rc(const SendWr* wrs, size_t n, size_t* bad_index) {
+  return post_impl<st::kRc>(wrs, n, bad_index);
+}
+kbv_status_t SendQueue::post_uc(const SendWr* wrs, size_t n, size_t* bad_index) {
+  return post_impl<st::kUc>(wrs, n, bad_index);
+}
+kbv_status_t SendQueue::post_ud(const SendWr* wrs, size_t n, size_t* bad_index) {
+  return post_impl<st::kUd>(wrs, n, bad_index);
 }
 
 }  // namespace kbv::hca

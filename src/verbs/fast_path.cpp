@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <new>
 
 #include "verbs/objects.hpp"
 
@@ -52,6 +53,18 @@ constexpr uint32_t kChunk = 16;
 constexpr uint32_t kSendFlags =
     KBV_SEND_SIGNALED | KBV_SEND_SOLICITED | KBV_SEND_FENCE | KBV_SEND_INLINE;
 
+// Staging for up to kChunk translated requests, left uninitialised: each
+// entry is constructed when a request is translated into it (the
+// translation assigns every member, so the compiler drops the default
+// member initialisers; a plain array would zero-fill all kChunk entries on
+// every call).
+template <class T>
+struct Stage {
+  alignas(T) unsigned char raw[kChunk * sizeof(T)];
+  T* at(uint32_t i) { return new (raw + i * sizeof(T)) T; }
+  const T* data() const { return reinterpret_cast<const T*>(raw); }
+};
+
 std::span<const hca::Sge> sges(const kbv_sge_t* sg, uint32_t n) {
   return {reinterpret_cast<const hca::Sge*>(sg), n};
 }
@@ -77,23 +90,53 @@ Status post_chunk(Q& q, const Wr* tmp, uint32_t m, uint32_t base, uint32_t* bad)
   return s;
 }
 
+// What the driver cannot check about a kbv_send_wr_t: the opcode and flag
+// values, the SGE list pointer, and (UD) the AH handle, resolved into *ah.
+inline kbv_status_t check_wr(const QpImpl& q, const kbv_send_wr_t& w, const hca::Ah** ah) {
+  if (w.opcode > KBV_WR_ATOMIC_FA || (w.flags & ~kSendFlags) || (w.num_sge && !w.sg_list))
+    return KBV_ERR_INVALID_ARGUMENT;
+  if (q.type == KBV_QPT_UD) {
+    auto* a = fast<AhImpl>(w.ah, Kind::kAh);
+    if (!a || a->dev != q.dev) return KBV_ERR_INVALID_HANDLE;
+    *ah = &a->ah;
+  }
+  return KBV_SUCCESS;
+}
+
+// kbv_send_wr_t -> hca::SendWr (the Ah already resolved).
+inline void translate(const kbv_send_wr_t& w, const hca::Ah* ah, hca::SendWr& t) {
+  t.wr_id = w.wr_id;
+  t.opcode = static_cast<hca::WrOpcode>(w.opcode);
+  t.flags = w.flags;
+  t.sg = sges(w.sg_list, w.num_sge);
+  t.imm = w.imm;
+  t.remote_addr = w.remote_addr;
+  t.rkey = w.rkey;
+  t.compare_add = w.compare_add;
+  t.swap = w.swap;
+  t.ah = ah;
+  t.remote_qpn = w.remote_qpn;
+  t.q_key = w.remote_qkey;
+}
+
 template <class Q>
 kbv_status_t post_recv_common(Q& q, const kbv_recv_wr_t* wrs, uint32_t n, uint32_t* bad) {
-  hca::RecvWr tmp[kChunk];
+  Stage<hca::RecvWr> tmp;
   for (uint32_t base = 0; base < n; base += kChunk) {
     const uint32_t m = std::min(kChunk, n - base);
     for (uint32_t i = 0; i < m; ++i) {
       const kbv_recv_wr_t& w = wrs[base + i];
       if (w.num_sge && !w.sg_list) {
-        Status s = post_chunk(q, tmp, i, base, bad);
+        Status s = post_chunk(q, tmp.data(), i, base, bad);
         if (!s.is_ok()) return s.code();
         if (bad) *bad = base + i;
         return KBV_ERR_INVALID_ARGUMENT;
       }
-      tmp[i].wr_id = w.wr_id;
-      tmp[i].sg = sges(w.sg_list, w.num_sge);
+      hca::RecvWr* t = tmp.at(i);
+      t->wr_id = w.wr_id;
+      t->sg = sges(w.sg_list, w.num_sge);
     }
-    Status s = post_chunk(q, tmp, m, base, bad);
+    Status s = post_chunk(q, tmp.data(), m, base, bad);
     if (!s.is_ok()) return s.code();
   }
   return KBV_SUCCESS;
@@ -119,43 +162,32 @@ kbv_status_t kbv_post_send(kbv_qp_t qp, const kbv_send_wr_t* wrs, uint32_t n, ui
   const uint32_t s = q->qp_state.load(std::memory_order_acquire);
   if (s == KBV_QPS_RESET || s == KBV_QPS_INIT || s == KBV_QPS_RTR) return KBV_ERR_INVALID_QP_STATE;
   if (!q->sq) return KBV_ERR_INVALID_STATE;
-  hca::SendWr tmp[v::kChunk];
+  if (n == 1) {
+    // One request (the common case): translated once, no chunk loop.
+    const hca::Ah* ah = nullptr;
+    const kbv_status_t err = v::check_wr(*q, *wrs, &ah);
+    if (err != KBV_SUCCESS) [[unlikely]]
+      return err;
+    hca::SendWr t;
+    v::translate(*wrs, ah, t);
+    return q->sq->post(&t, 1, nullptr);
+  }
+  v::Stage<hca::SendWr> tmp;
   for (uint32_t base = 0; base < n; base += v::kChunk) {
     const uint32_t m = std::min(v::kChunk, n - base);
     for (uint32_t i = 0; i < m; ++i) {
       const kbv_send_wr_t& w = wrs[base + i];
-      kbv_status_t err = KBV_SUCCESS;
       const hca::Ah* ah = nullptr;
-      if (w.opcode > KBV_WR_ATOMIC_FA || (w.flags & ~v::kSendFlags) || (w.num_sge && !w.sg_list)) {
-        err = KBV_ERR_INVALID_ARGUMENT;
-      } else if (q->type == KBV_QPT_UD) {
-        auto* a = v::fast<v::AhImpl>(w.ah, Kind::kAh);
-        if (!a || a->dev != q->dev)
-          err = KBV_ERR_INVALID_HANDLE;
-        else
-          ah = &a->ah;
-      }
+      const kbv_status_t err = v::check_wr(*q, w, &ah);
       if (err != KBV_SUCCESS) {
-        Status ps = v::post_chunk(*q->sq, tmp, i, base, bad_index);
+        Status ps = v::post_chunk(*q->sq, tmp.data(), i, base, bad_index);
         if (!ps.is_ok()) return ps.code();
         if (bad_index) *bad_index = base + i;
         return err;
       }
-      hca::SendWr& t = tmp[i];
-      t.wr_id = w.wr_id;
-      t.opcode = static_cast<hca::WrOpcode>(w.opcode);
-      t.flags = w.flags;
-      t.sg = v::sges(w.sg_list, w.num_sge);
-      t.imm = w.imm;
-      t.remote_addr = w.remote_addr;
-      t.rkey = w.rkey;
-      t.compare_add = w.compare_add;
-      t.swap = w.swap;
-      t.ah = ah;
-      t.remote_qpn = w.remote_qpn;
-      t.q_key = w.remote_qkey;
+      v::translate(w, ah, *tmp.at(i));
     }
-    Status ps = v::post_chunk(*q->sq, tmp, m, base, bad_index);
+    Status ps = v::post_chunk(*q->sq, tmp.data(), m, base, bad_index);
     if (!ps.is_ok()) return ps.code();
   }
   return KBV_SUCCESS;
