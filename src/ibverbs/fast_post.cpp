@@ -112,8 +112,11 @@ int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);  // fast_cq.cpp
 
 void fill_context_ops(Context& ctx) {
-  ctx.model_hca = ctx.state != nullptr && ctx.state->device != nullptr &&
-                  std::strncmp(ctx.state->device->uri, "sim:", 4) == 0;
+  // Model HCAs: "sim:<name>", and the model's emulated VFIO functions, which
+  // live in PCI domain 0xfffe (src/sim/vfio_kernel.hpp; the sim preload).
+  const char* uri =
+      ctx.state != nullptr && ctx.state->device != nullptr ? ctx.state->device->uri : "";
+  ctx.model_hca = std::strncmp(uri, "sim:", 4) == 0 || std::strncmp(uri, "vfio:fffe:", 10) == 0;
   ibv_context_ops& ops = ctx.vctx.context.ops;
   ops.post_send = post_send;
   ops.post_recv = post_recv;

@@ -51,7 +51,8 @@ struct Context {
   kbv_device_t dev = KBV_HANDLE_NONE;
   // Control-path state (device, event queues, async events, locks): ibv-core.
   ContextState* state = nullptr;
-  // The device is a model HCA ("sim:"), whose "hardware" is threads of this
+  // The device is a model HCA ("sim:", or "vfio:fffe:..." through the sim
+  // preload), whose "hardware" is threads of this
   // machine: a CQ polled empty again and again gives the CPU away now and
   // then (fast_cq.cpp), as kbv-perf does. Set by fill_context_ops.
   bool model_hca = false;
