@@ -66,6 +66,7 @@ uint32_t port_state_of(uint8_t sub_type) {
 DeviceImpl::~DeviceImpl() {
   if (progress_thread.joinable()) {
     stop_thread = true;
+    kick_progress();
     if (progress_thread.get_id() == std::this_thread::get_id())
       progress_thread.detach();
     else
@@ -136,6 +137,7 @@ void DeviceImpl::finish_teardown() {
   finished = true;
   if (progress_thread.joinable()) {
     stop_thread = true;
+    kick_progress();
     // The thread only try-locks mu, so joining with mu held is safe.
     if (progress_thread.get_id() == std::this_thread::get_id())
       progress_thread.detach();
@@ -220,11 +222,42 @@ Status DeviceImpl::start_progress_thread() {
   // detaches) must not free the device under its feet.
   auto self = std::static_pointer_cast<DeviceImpl>(shared_from_this());
   progress_thread = std::thread([self] {
+    // Busy pace for kBusyWindow after the last work or kick, then back off.
+    constexpr std::chrono::microseconds kBusy{50}, kIdleMax{1000}, kBusyWindow{2000};
+    std::chrono::microseconds idle = kBusy, quiet{0};
     while (!self->stop_thread.load(std::memory_order_acquire)) {
-      if (self->progress() == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (self->progress() != 0) {
+        idle = kBusy;
+        quiet = {};
+        continue;
+      }
+      const std::chrono::microseconds wait = quiet < kBusyWindow ? kBusy : idle;
+      if (self->pace_wait(wait)) {
+        idle = kBusy;
+        quiet = {};
+        continue;
+      }
+      quiet += wait;
+      if (quiet >= kBusyWindow) idle = std::min(idle * 2, kIdleMax);
     }
   });
   return KBV_SUCCESS;
+}
+
+bool DeviceImpl::pace_wait(std::chrono::microseconds d) {
+  std::unique_lock lk(pace_mu);
+  const bool woken = pace_cv.wait_for(
+      lk, d, [this] { return pace_kick || stop_thread.load(std::memory_order_acquire); });
+  pace_kick = false;
+  return woken;
+}
+
+void DeviceImpl::kick_progress() {
+  {
+    std::lock_guard lk(pace_mu);
+    pace_kick = true;
+  }
+  pace_cv.notify_one();
 }
 
 Status DeviceImpl::stop_progress_thread() {
@@ -236,6 +269,7 @@ Status DeviceImpl::stop_progress_thread() {
     stop_thread = true;
     t = std::move(progress_thread);
   }
+  kick_progress();
   t.join();
   return KBV_SUCCESS;
 }

@@ -316,6 +316,7 @@ kbv_status_t kbv_cq_arm(kbv_cq_t cq, int solicited_only, kbv_eq_t eq, uint64_t u
   Status s = c->notify.arm(*c->obj, q, user_data);
   if (!s.is_pending()) return s.code();
   c->cq->arm(solicited_only != 0);
+  c->dev->kick_progress();  // a progress thread backing off polls again now
   return KBV_PENDING;
 }
 

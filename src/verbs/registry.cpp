@@ -249,7 +249,9 @@ Status submit_control(DeviceImpl& dev, Object* about, kbv_eq_t eq, uint64_t user
   if (eq != KBV_EQ_NONE) {
     auto q = eq_from_handle(eq);
     if (!q) return KBV_ERR_INVALID_HANDLE;
-    return run(q, user_data);
+    const Status s = run(q, user_data);
+    dev.kick_progress();  // the progress thread (if any) completes it: no back-off
+    return s;
   }
   set_last_fw_error({});
   auto ev = run_sync(run, [&dev] { return dev.progress_wait(); });
