@@ -20,8 +20,10 @@
 
 #include <kbv/kbv.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -64,6 +66,15 @@ struct ContextState {
   std::condition_variable acked;                   // an async event was acknowledged
   std::unordered_map<uint64_t, ObjEntry> objects;  // kbv handle -> object
   bool progress_thread = false;                    // started for a completion channel
+  // ibv_resize_cq (cq.cpp): kbv's resize keeps only a drained ring, so the
+  // completions a CQ still holds are taken out first (through the data
+  // path's ctx->ops.poll_cq) and handed out before new ones by a poll_cq
+  // installed in their place (stash_poll); CQs made by ibv_create_cq_ex
+  // (read through start_poll) are not resized.
+  std::atomic<uint32_t> stashed{0};                           // completions waiting in stash
+  std::unordered_map<const void*, std::deque<ibv_wc>> stash;  // by Cq*
+  int (*data_poll_cq)(ibv_cq*, int, ibv_wc*) = nullptr;       // fast_cq.cpp's
+  std::unordered_map<const void*, bool> cq_ex;                // created by _ex
   // Last kbv_port_query of each port (port_num 0: never queried); the GID
   // calls read it, ibv_query_port refreshes it.
   std::vector<kbv_port_attr_t> ports;

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <deque>
+#include <mutex>
 #include <new>
 
 #include "ibverbs/async.hpp"
@@ -126,8 +128,41 @@ ibv_cq_ex* vctx_create_cq_ex(ibv_context* context, ibv_cq_init_attr_ex* attr) {
     errno = EOPNOTSUPP;
     return nullptr;
   }
-  return create_cq(context, attr->cqe, attr->cq_context, attr->channel, attr->comp_vector,
-                   attr->wc_flags);
+  ibv_cq_ex* x = create_cq(context, attr->cqe, attr->cq_context, attr->channel, attr->comp_vector,
+                           attr->wc_flags);
+  if (x) {
+    ContextState& st = state_of(context);
+    std::lock_guard lk(st.mu);
+    try {
+      st.cq_ex[to_cq(x)] = true;
+    } catch (...) {  // only ibv_resize_cq reads it (an _ex CQ it would take)
+    }
+  }
+  return x;
+}
+
+// ctx->ops.poll_cq once a resize stashed completions (see context.hpp):
+// the stashed ones first, in order, then the data path's.
+int stash_poll(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+  ContextState& st = state_of(cq->context);
+  int got = 0;
+  if (st.stashed.load(std::memory_order_acquire) != 0 && num_entries > 0) {
+    std::lock_guard lk(st.mu);
+    auto it = st.stash.find(to_cq(cq));
+    if (it != st.stash.end()) {
+      auto& q = it->second;
+      while (got < num_entries && !q.empty()) {
+        wc[got++] = q.front();
+        q.pop_front();
+      }
+      st.stashed.fetch_sub(static_cast<uint32_t>(got), std::memory_order_release);
+      if (q.empty()) st.stash.erase(it);
+    }
+  }
+  if (got == num_entries) return got;
+  const int more = st.data_poll_cq(cq, num_entries - got, wc + got);
+  if (more < 0) return got > 0 ? got : more;
+  return got + more;
 }
 
 // ctx->ops.req_notify_cq (verbs.h's inline ibv_req_notify_cq): 0 or an errno.
@@ -145,6 +180,7 @@ int req_notify_cq(ibv_cq* cq, int solicited_only) {
 }  // namespace
 
 void fill_cq_ops(Context& ctx) {
+  ctx.state->data_poll_cq = ctx.vctx.context.ops.poll_cq;  // fill_context_ops set it
   ctx.vctx.context.ops.req_notify_cq = req_notify_cq;
   ctx.vctx.create_cq_ex = vctx_create_cq_ex;
 }
@@ -210,13 +246,44 @@ ibv_cq* kbv_ibv_create_cq(ibv_context* context, int cqe, void* cq_context,
 }
 KBV_IBV_DEFAULT(ibv_create_cq, "IBVERBS_1.1");
 
-// kbv resizes a drained CQ (kbv_cq_resize); one holding completions is
-// refused by kbv (EBUSY / EINVAL from its status).
+// kbv resizes a drained CQ (kbv_cq_resize keeps no CQE of the old ring), so
+// the completions the CQ holds are taken out first and handed out before
+// new ones (context.hpp "stash"). The program must not poll the CQ during
+// the call (ibv_resize_cq(3)). A CQ made by ibv_create_cq_ex is read through
+// start_poll, which the stash does not feed: EOPNOTSUPP. A new size below the
+// completions outstanding is EINVAL (as mlx5); they stay readable.
 int kbv_ibv_resize_cq(ibv_cq* cq, int cqe) {
   if (!cq || cqe < 1) return EINVAL;
   kbv_device_attr_t da;
   if (int e = device_attr(cq->context, &da); e != 0) return e;
   if (static_cast<uint32_t>(cqe) > da.max_cqe) return EINVAL;
+  ContextState& st = state_of(cq->context);
+  {
+    std::lock_guard lk(st.mu);
+    if (st.cq_ex.count(to_cq(cq))) return EOPNOTSUPP;
+  }
+  try {
+    std::deque<ibv_wc> taken;
+    ibv_wc wc[16];
+    int n;
+    while ((n = st.data_poll_cq(cq, 16, wc)) > 0) taken.insert(taken.end(), wc, wc + n);
+    bool too_small = false;
+    {
+      std::lock_guard lk(st.mu);
+      if (!taken.empty()) {
+        auto& q = st.stash[to_cq(cq)];
+        q.insert(q.end(), taken.begin(), taken.end());
+        st.stashed.fetch_add(static_cast<uint32_t>(taken.size()));
+        cq->context->ops.poll_cq = stash_poll;
+      }
+      auto it = st.stash.find(to_cq(cq));
+      too_small = it != st.stash.end() && it->second.size() > static_cast<size_t>(cqe);
+    }
+    if (n < 0) return EIO;
+    if (too_small) return EINVAL;
+  } catch (...) {  // no exception crosses the C ABI
+    return ENOMEM;
+  }
   const kbv_status_t s =
       kbv_cq_resize(to_cq(cq)->handle, static_cast<uint32_t>(cqe), KBV_EQ_NONE, 0);
   if (s != KBV_SUCCESS) return to_errno(s);
@@ -234,6 +301,15 @@ int kbv_ibv_destroy_cq(ibv_cq* cq) {
   // After the destroy no event can be produced for it; the entry's counts
   // are final.
   const ObjEntry e = unregister_object(state_of(cq->context), c->handle);
+  {
+    ContextState& st = state_of(cq->context);
+    std::lock_guard lk(st.mu);
+    st.cq_ex.erase(c);
+    if (auto it = st.stash.find(c); it != st.stash.end()) {
+      st.stashed.fetch_sub(static_cast<uint32_t>(it->second.size()));
+      st.stash.erase(it);
+    }
+  }
   // rdma-core: the destroy waits until every event delivered for the CQ was
   // acknowledged (ibv_ack_cq_events / ibv_ack_async_event).
   wait_acked(&cq->mutex, &cq->cond, &cq->comp_events_completed, e.comp_delivered);

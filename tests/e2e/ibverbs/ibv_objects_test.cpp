@@ -105,6 +105,65 @@ TEST_F(IbvTest, CqArguments) {
   EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cx)), 0);
 }
 
+// Resizing a CQ that holds completions keeps every one, in order (kbv's
+// resize keeps a drained ring only: the library takes them out first). The
+// receive CQ is resized once every send was acknowledged, so all receive
+// completions are in it (the responder writes a receive CQE before it
+// acknowledges the message).
+TEST_F(IbvTest, ResizeKeepsOutstandingCompletions) {
+  std::vector<uint8_t> buf(4096);
+  ibv_mr* mr = make_mr(buf);
+  ibv_cq* scq = make_cq(16);
+  ibv_cq* rcq = make_cq(8);
+  ibv_qp* a = make_qp(IBV_QPT_RC, scq, scq);
+  ibv_qp* b = make_qp(IBV_QPT_RC, rcq, rcq);
+  ASSERT_TRUE(mr && scq && rcq && a && b);
+  ASSERT_EQ(to_init(a), 0);
+  ASSERT_EQ(to_init(b), 0);
+  ASSERT_EQ(connect(a, b->qp_num), 0);
+  ASSERT_EQ(connect(b, a->qp_num), 0);
+  constexpr int kN = 6;
+  for (int i = 0; i < kN; ++i) {
+    ibv_sge sg{reinterpret_cast<uintptr_t>(buf.data()) + 64 * i, 64, mr->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = static_cast<uint64_t>(100 + i);
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    ASSERT_EQ(ibv_post_recv(b, &wr, &bad), 0);
+  }
+  for (int i = 0; i < kN; ++i) {
+    ibv_sge sg{reinterpret_cast<uintptr_t>(buf.data()) + 2048, 16, mr->lkey};
+    ibv_send_wr wr{};
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+  }
+  for (int i = 0; i < kN; ++i) EXPECT_EQ(poll_one(scq).status, IBV_WC_SUCCESS);
+  EXPECT_EQ(poll_one(rcq).wr_id, 100u);  // one read before the resize
+  ASSERT_EQ(ibv_resize_cq(rcq, 64), 0);
+  EXPECT_GE(rcq->cqe, 64);
+  for (uint64_t i = 1; i < kN; ++i) {
+    const ibv_wc wc = poll_one(rcq);
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+    EXPECT_EQ(wc.opcode, IBV_WC_RECV);
+    EXPECT_EQ(wc.wr_id, 100 + i);
+  }
+  ibv_wc extra;
+  EXPECT_EQ(ibv_poll_cq(rcq, 1, &extra), 0);
+  // A CQ made by ibv_create_cq_ex is not resized.
+  ibv_cq_init_attr_ex x{};
+  x.cqe = 4;
+  x.wc_flags = IBV_WC_STANDARD_FLAGS;
+  ibv_cq_ex* cx = ibv_create_cq_ex(ctx_, &x);
+  ASSERT_NE(cx, nullptr);
+  EXPECT_EQ(ibv_resize_cq(ibv_cq_ex_to_cq(cx), 16), EOPNOTSUPP);  // read by start_poll
+  EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cx)), 0);
+}
+
 TEST_F(IbvTest, QpTypesAndCaps) {
   ibv_cq* cq = make_cq();
   ibv_qp_init_attr a{};
