@@ -7,7 +7,7 @@
 # API), both between two processes with their own model HCAs, measured in
 # this run, alternating, the best of REPS kept for each:
 #
-#   bench/mpi_pingpong_vs_kbv_perf.py [BUILD_DIR] [REPS]
+#   bench/mpi_pingpong_vs_kbv_perf.py [BUILD_DIR] [REPS (default 5)]
 #
 # Both figures are medians of one-way latency (round trip / 2), which the
 # preemptions of a loaded machine move less than averages: kbv-perf's
@@ -99,7 +99,7 @@ def mpi_pingpong_8b(build):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     if not os.path.exists(os.path.join(build, "examples", "mpi_pingpong")):
         print("bench: %s/examples/mpi_pingpong not built (no MPI found): skipped" % build)
         return
