@@ -53,9 +53,9 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
-#include "hca/dp_cq.hpp"
-#include "hca/dp_rq.hpp"
-#include "hca/dp_sq.hpp"
+#include "hca/dp/cq.hpp"
+#include "hca/dp/rq.hpp"
+#include "hca/dp/sq.hpp"
 #include "hca/prm/qpc.hpp"
 #include "platform/mmio.hpp"
 #include "verbs/objects.hpp"

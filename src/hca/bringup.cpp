@@ -8,10 +8,10 @@
 #include "hca/cmd/uar.hpp"
 #include "hca/cmd/vport.hpp"
 #include "hca/hca.hpp"
+#include "hca/io/reg.hpp"
 #include "hca/prm/boot.hpp"
 #include "hca/prm/hca_cap.hpp"
 #include "hca/prm/init_seg.hpp"
-#include "hca/reg.hpp"
 
 namespace kbv::hca {
 

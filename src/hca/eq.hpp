@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "hca/cmd/eq.hpp"
-#include "hca/device_io.hpp"
+#include "hca/io/device_io.hpp"
 #include "hca/prm/eq.hpp"
 #include "hca/prm/eqe.hpp"
 #include "hca/uar.hpp"

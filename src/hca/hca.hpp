@@ -47,10 +47,10 @@
 #include <vector>
 
 #include "hca/cmd/caps.hpp"
-#include "hca/cmdq.hpp"
-#include "hca/device_io.hpp"
+#include "hca/cmdq/cmdq.hpp"
 #include "hca/eq.hpp"
 #include "hca/health.hpp"
+#include "hca/io/device_io.hpp"
 #include "hca/pages.hpp"
 #include "hca/uar.hpp"
 

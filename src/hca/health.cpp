@@ -2,8 +2,8 @@
 #include "hca/health.hpp"
 
 #include "common/log.hpp"
+#include "hca/io/reg.hpp"
 #include "hca/prm/init_seg.hpp"
-#include "hca/reg.hpp"
 
 namespace kbv::hca {
 

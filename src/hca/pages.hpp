@@ -37,8 +37,8 @@
 #include <vector>
 
 #include "hca/cmd/exec.hpp"
-#include "hca/cmdq.hpp"
-#include "hca/device_io.hpp"
+#include "hca/cmdq/cmdq.hpp"
+#include "hca/io/device_io.hpp"
 
 namespace kbv::hca {
 

@@ -113,7 +113,7 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);  // fast_cq.cpp
 
 void fill_context_ops(Context& ctx) {
   // Model HCAs: "sim:<name>", and the model's emulated VFIO functions, which
-  // live in PCI domain 0xfffe (src/sim/vfio_kernel.hpp; the sim preload).
+  // live in PCI domain 0xfffe (src/sim/bus/vfio_kernel.hpp; the sim preload).
   const char* uri =
       ctx.state != nullptr && ctx.state->device != nullptr ? ctx.state->device->uri : "";
   ctx.model_hca = std::strncmp(uri, "sim:", 4) == 0 || std::strncmp(uri, "vfio:fffe:", 10) == 0;

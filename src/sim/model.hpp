@@ -13,11 +13,11 @@
 // abandons in-flight commands when it stops).
 #pragma once
 
+#include "sim/bus/pci_device.hpp"
+#include "sim/bus/vfio_kernel.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/fw/config.hpp"
 #include "sim/fw/firmware.hpp"
-#include "sim/pci_device.hpp"
-#include "sim/vfio_kernel.hpp"
 #include "sim/wire/faults.hpp"
 
 #include <kbv/status.hpp>

@@ -341,7 +341,7 @@ kbv_status_t kbv_get_device_list(kbv_device_desc_t* list, uint32_t max, uint32_t
     names.emplace_back("0");
   }
   for (const auto& n : names) {
-    // PCI ids of the model's default identity (sim/pci_device.hpp DeviceConfig).
+    // PCI ids of the model's default identity (sim/bus/pci_device.hpp DeviceConfig).
     kbv::sim::DeviceConfig def;
     fill_desc(all.emplace_back(), "sim:" + n, def.vendor_id, def.device_id, true, -1);
   }

@@ -19,7 +19,7 @@ static_assert(sizeof(kbv_sge_t) == sizeof(hca::Sge));
 static_assert(offsetof(kbv_sge_t, addr) == offsetof(hca::Sge, addr));
 static_assert(offsetof(kbv_sge_t, length) == offsetof(hca::Sge, length));
 static_assert(offsetof(kbv_sge_t, lkey) == offsetof(hca::Sge, lkey));
-// Flag and opcode values are the driver's (dp_sq.hpp, dp_cq.hpp).
+// Flag and opcode values are the driver's (dp/sq.hpp, dp/cq.hpp).
 static_assert(KBV_SEND_SIGNALED == hca::send_flags::kSignaled);
 static_assert(KBV_SEND_SOLICITED == hca::send_flags::kSolicited);
 static_assert(KBV_SEND_FENCE == hca::send_flags::kFence);

@@ -339,7 +339,7 @@ kbv_status_t kbv_srq_create(kbv_pd_t pd, const kbv_srq_attr_t* attr, kbv_eq_t eq
   s->dev = p->dev;
   s->event_eq = *evq;
   s->cfg.pd = p->pdn;
-  // One WQE of the ring always stays unused (dp_rq.hpp), so ask for one more.
+  // One WQE of the ring always stays unused (dp/rq.hpp), so ask for one more.
   s->cfg.max_wr = attr->max_wr + 1;
   s->cfg.max_sge = attr->max_sge;
   s->cfg.lwm = attr->srq_limit;
@@ -420,7 +420,7 @@ kbv_status_t kbv_ah_create(kbv_pd_t pd, const kbv_ah_attr_t* attr, kbv_eq_t eq, 
   a->ah = *made;
   return v::create_object(a, {p}, eq, user_data, out,
                           [a](const Ticket& t) -> Status {
-                            // Nothing to create on the device (hca/ah.hpp).
+                            // Nothing to create on the device (hca/objects/ah.hpp).
                             v::created(a, t, 0);
                             return KBV_SUCCESS;
                           })

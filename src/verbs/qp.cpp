@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Queue pair verbs (kbv.h "queue pairs"): create / modify (IBTA 10.3.1
 // transitions with Table 91's required attributes) / query / destroy /
-// multicast, over hca::Qp and the data-path queues (dp_sq, dp_rq).
+// multicast, over hca::Qp and the data-path queues (dp/sq, dp/rq).
 #include <kbv/kbv.h>
 
 #include <cstring>

@@ -63,7 +63,7 @@ void fill_device(DeviceImpl& d, const hca::cmd::NicVportContext& v, kbv_device_a
   o.max_mr_size = UINT64_MAX;
   // A send WQE: 16 B control + 32 B remote address and atomic segments
   // (RC), then 16 B per SGE or 4 B + inline bytes, within max_wqe_sz_sq and
-  // the 63 x 16 B the control segment's ds can name (hca/qp.hpp).
+  // the 63 x 16 B the control segment's ds can name (hca/objects/qp.hpp).
   const uint32_t wqe = std::min(c.max_wqe_sz_sq, 1008u);
   o.max_send_sge = wqe > 48 ? (wqe - 48) / 16 : 0;
   o.max_inline_data = wqe > 52 ? ((wqe - 52) & ~15u) : 0;

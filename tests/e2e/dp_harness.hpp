@@ -28,17 +28,17 @@
 #include <string>
 #include <vector>
 
-#include "hca/ah.hpp"
 #include "hca/cmd/qp.hpp"
-#include "hca/cq.hpp"
-#include "hca/dp_cq.hpp"
-#include "hca/dp_rq.hpp"
-#include "hca/dp_sq.hpp"
+#include "hca/dp/cq.hpp"
+#include "hca/dp/rq.hpp"
+#include "hca/dp/sq.hpp"
 #include "hca/hca.hpp"
-#include "hca/mr.hpp"
-#include "hca/platform_io.hpp"
-#include "hca/qp.hpp"
-#include "hca/srq.hpp"
+#include "hca/io/platform_io.hpp"
+#include "hca/objects/ah.hpp"
+#include "hca/objects/cq.hpp"
+#include "hca/objects/mr.hpp"
+#include "hca/objects/qp.hpp"
+#include "hca/objects/srq.hpp"
 #include "platform/device.hpp"
 #include "sim/model.hpp"
 

@@ -6,7 +6,7 @@
 #include "hca/cmd/boot.hpp"
 #include "hca/cmd/vport.hpp"
 #include "hca/hca.hpp"
-#include "hca/platform_io.hpp"
+#include "hca/io/platform_io.hpp"
 #include "hca/prm/eqe.hpp"
 #include "hca/prm/opcodes.hpp"
 #include "platform/device.hpp"

@@ -17,19 +17,19 @@
 #include <string>
 #include <vector>
 
-#include "hca/ah.hpp"
 #include "hca/cmd/cq.hpp"
 #include "hca/cmd/mkey.hpp"
 #include "hca/cmd/pd.hpp"
 #include "hca/cmd/qp.hpp"
 #include "hca/cmd/vport.hpp"
-#include "hca/cq.hpp"
 #include "hca/hca.hpp"
-#include "hca/mr.hpp"
-#include "hca/platform_io.hpp"
+#include "hca/io/platform_io.hpp"
+#include "hca/objects/ah.hpp"
+#include "hca/objects/cq.hpp"
+#include "hca/objects/mr.hpp"
+#include "hca/objects/qp.hpp"
+#include "hca/objects/srq.hpp"
 #include "hca/prm/cq.hpp"
-#include "hca/qp.hpp"
-#include "hca/srq.hpp"
 #include "platform/device.hpp"
 #include "sim/model.hpp"
 

@@ -12,7 +12,7 @@
 #include "hca/cmd/pd.hpp"
 #include "hca/cmd/vport.hpp"
 #include "hca/hca.hpp"
-#include "hca/platform_io.hpp"
+#include "hca/io/platform_io.hpp"
 #include "hca/prm/boot.hpp"
 #include "hca/prm/vport.hpp"
 #include "platform/device.hpp"

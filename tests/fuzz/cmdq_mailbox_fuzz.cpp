@@ -14,9 +14,9 @@
 //
 // Invariants checked: no crash or sanitizer report; an accepted command's
 // input is exactly inlen bytes.
+#include "sim/bus/iommu_map.hpp"
 #include "sim/fw/cmdq.hpp"
 #include "sim/fw/registry.hpp"
-#include "sim/iommu_map.hpp"
 
 #include <cstddef>
 #include <cstdint>

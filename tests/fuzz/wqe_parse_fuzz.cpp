@@ -17,8 +17,8 @@
 // parsed WQE has ds * 16 <= kMaxSendWqeBytes, num_sge <= kMaxSge,
 // inline_len <= kMaxInline and < ds * 16, inline and pointer data not both,
 // and length equal to its parts; a receive WQE's num_sge fits its stride.
+#include "sim/bus/iommu_map.hpp"
 #include "sim/engine/wqe.hpp"
-#include "sim/iommu_map.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "hca/cmdq.hpp"
+#include "hca/cmdq/cmdq.hpp"
 #include "hca/prm/cmd_hdr.hpp"
 #include "hca/prm/opcodes.hpp"
 

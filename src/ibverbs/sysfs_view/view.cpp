@@ -253,7 +253,7 @@ std::string_view head(std::string_view& rest) {
   return h;
 }
 
-// A model function's attribute (kbv_device_desc_t ids, sim/pci_config.cpp).
+// A model function's attribute (kbv_device_desc_t ids, sim/bus/pci_config.cpp).
 Node sim_fn_attr(const Device& d, std::string_view attr) {
   if (attr == "vendor" || attr == "subsystem_vendor") return file(hex(d.desc.vendor_id, 4));
   if (attr == "device" || attr == "subsystem_device") return file(hex(d.desc.device_id, 4));

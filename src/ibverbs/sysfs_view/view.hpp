@@ -25,7 +25,7 @@
 // <fn> is the PCI function: for a "vfio:<bdf>" device the real
 // /sys/bus/pci/devices/<bdf> (its own files are the kernel's); for a model
 // device "/sys/devices/virtual/kbv/sim:<name>" with the model's identity
-// (sim/pci_device.hpp DeviceConfig, sim/pci_config.cpp LnkSta):
+// (sim/bus/pci_device.hpp DeviceConfig, sim/bus/pci_config.cpp LnkSta):
 //   vendor, device, subsystem_vendor, subsystem_device, class (kbv_device_desc_t),
 //   numa_node (-1), local_cpus (the online CPUs: no NUMA node, as
 //   cpumask_of_node(-1)), current_link_speed "8.0 GT/s PCIe",

@@ -35,10 +35,10 @@
 #pragma once
 
 #include "hca/prm/eqe.hpp"
+#include "sim/bus/iommu.hpp"
 #include "sim/fw/eq.hpp"
 #include "sim/fw/objects/events.hpp"
 #include "sim/fw/objects/tables.hpp"
-#include "sim/iommu.hpp"
 
 #include <kbv/status.hpp>
 

@@ -27,9 +27,9 @@
 // Threading: as MkeyTable::translate (no MKEY command may run concurrently).
 #pragma once
 
+#include "sim/bus/iommu.hpp"
 #include "sim/engine/wqe.hpp"
 #include "sim/fw/objects/mkey_table.hpp"
-#include "sim/iommu.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 //
 // The model HCA's work-queue front end: parsing one send WQE from a QP's SQ
 // ring, and one receive WQE from an RQ or SRQ ring, as the device fetches
-// them (through the IOMMU only, sim/iommu.hpp).
+// them (through the IOMMU only, sim/bus/iommu.hpp).
 //
 // Layouts come from rdma-core's infiniband/mlx5dv.h (mlx5_wqe_ctrl_seg,
 // mlx5_wqe_raddr_seg, mlx5_wqe_atomic_seg, mlx5_wqe_datagram_seg /
@@ -34,8 +34,8 @@
 // allocation: ParsedWqe is a fixed-size value (keep one per engine thread).
 #pragma once
 
+#include "sim/bus/iommu.hpp"
 #include "sim/fw/objects/tables.hpp"
-#include "sim/iommu.hpp"
 
 #include <kbv/status.hpp>
 
@@ -95,7 +95,7 @@ struct UdAv {
   std::array<uint8_t, 6> rmac{};
   uint8_t tclass = 0;
   uint8_t hop_limit = 0;
-  // As the driver wrote it (kbv src/hca/ah.hpp, rdma-core mlx5 AH): bit 30 GRH
+  // As the driver wrote it (kbv src/hca/objects/ah.hpp, rdma-core mlx5 AH): bit 30 GRH
   // present, sgid_index in 27:20, flow_label in 19:0.
   uint32_t grh_gid_fl = 0;
   std::array<uint8_t, 16> rgid{};

@@ -29,7 +29,7 @@
 // Threading: functions of their arguments; called on the firmware thread.
 #pragma once
 
-#include "sim/iommu.hpp"
+#include "sim/bus/iommu.hpp"
 
 #include <kbv/status.hpp>
 

@@ -19,7 +19,7 @@ class FwContext;
 
 struct FwConfig {
   // The init segment (fw_rev, cmdif_rev, command queue geometry,
-  // `initializing`, health) belongs to the PCI function (sim/pci_device.hpp
+  // `initializing`, health) belongs to the PCI function (sim/bus/pci_device.hpp
   // DeviceConfig); the firmware reads the queue geometry from BAR0 0x14 when
   // it starts and after every reset.
 

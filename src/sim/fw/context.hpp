@@ -17,12 +17,12 @@
 // EQEs through eqs()).
 #pragma once
 
+#include "sim/bus/pci_function.hpp"
 #include "sim/fw/caps.hpp"
 #include "sim/fw/config.hpp"
 #include "sim/fw/eq.hpp"
 #include "sim/fw/pages.hpp"
 #include "sim/fw/uar.hpp"
-#include "sim/pci_function.hpp"
 
 #include <chrono>
 #include <functional>

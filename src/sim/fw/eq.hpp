@@ -28,8 +28,8 @@
 #pragma once
 
 #include "hca/prm/eqe.hpp"
+#include "sim/bus/pci_function.hpp"
 #include "sim/fw/registry.hpp"
-#include "sim/pci_function.hpp"
 
 #include <kbv/status.hpp>
 

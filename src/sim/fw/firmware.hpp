@@ -40,11 +40,11 @@
 // thread; registry() and set_uar_write_listener() only before start().
 #pragma once
 
+#include "sim/bus/pci_function.hpp"
 #include "sim/fw/config.hpp"
 #include "sim/fw/context.hpp"
 #include "sim/fw/registry.hpp"
 #include "sim/fw/trace.hpp"
-#include "sim/pci_function.hpp"
 
 #include <kbv/status.hpp>
 

@@ -21,8 +21,8 @@
 #pragma once
 
 #include "hca/prm/opcodes.hpp"
+#include "sim/bus/iommu.hpp"
 #include "sim/fw/registry.hpp"
-#include "sim/iommu.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -60,8 +60,8 @@ static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == of
 #include <vector>
 
 #include "common/log.hpp"
+#include "sim/bus/vfio_kernel.hpp"
 #include "sim/model.hpp"
-#include "sim/vfio_kernel.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "fake_device.hpp"
-#include "hca/cmdq.hpp"
+#include "hca/cmdq/cmdq.hpp"
 
 namespace kbv::hca::test {
 

@@ -15,12 +15,12 @@
 #include <map>
 #include <vector>
 
-#include "hca/device_io.hpp"
+#include "hca/io/device_io.hpp"
+#include "hca/io/reg.hpp"
 #include "hca/prm/cmd_hdr.hpp"
 #include "hca/prm/cmdq.hpp"
 #include "hca/prm/eqe.hpp"
 #include "hca/prm/init_seg.hpp"
-#include "hca/reg.hpp"
 
 namespace kbv::hca::test {
 

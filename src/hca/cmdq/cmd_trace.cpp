@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "hca/cmdq/cmd_trace.hpp"
+
+#include "common/log.hpp"
+#include "hca/prm/opcodes.hpp"
+
+namespace kbv::hca {
+
+namespace {
+constexpr const char* kLog = "cmd";
+}
+
+std::string hex_dump(std::span<const std::byte> bytes) {
+  std::string s;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i % 16 == 0) s += fmt::format("{}{:04x}:", i ? "\n" : "", i);
+    s += fmt::format(" {:02x}", static_cast<unsigned>(bytes[i]));
+  }
+  return s;
+}
+
+void trace_cmd_input(uint32_t slot, uint8_t token, std::span<const std::byte> in) {
+  if (!log::enabled(KBV_LOG_TRACE)) return;
+  log::trace(kLog, "slot {} token {:#04x} input ({} bytes):\n{}", slot, token, in.size(),
+             hex_dump(in));
+}
+
+void trace_cmd_completion(uint32_t slot, const CmdCompletion& c) {
+  if (!log::enabled(KBV_LOG_DEBUG)) return;
+  if (c.delivery_status != 0) {
+    log::debug(kLog, "{} ({:#x}) op_mod {:#x} slot {}: delivery status {:#x} ({}), {} us",
+               prm::opcode_name(c.opcode), c.opcode, c.op_mod, slot, c.delivery_status,
+               prm::delivery_status_name(c.delivery_status), c.latency_ns / 1000);
+  } else {
+    log::debug(kLog, "{} ({:#x}) op_mod {:#x} slot {}: status {:#x} ({}) syndrome {:#x}, {} us",
+               prm::opcode_name(c.opcode), c.opcode, c.op_mod, slot, c.status.fw_status(),
+               prm::cmd_status_name(c.status.fw_status()), c.status.syndrome(),
+               c.latency_ns / 1000);
+  }
+  if (log::enabled(KBV_LOG_TRACE) && !c.out.empty())
+    log::trace(kLog, "slot {} output ({} bytes):\n{}", slot, c.out.size(), hex_dump(c.out));
+}
+
+}  // namespace kbv::hca

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// RecvQueue and SrqQueue: the receive half of the mlx5 data path — receive
+// WQEs built in place in a QP's receive ring or in a shared receive queue,
+// published through the doorbell record (receives have no UAR doorbell).
+//
+// Receive WQE (rdma-core providers/mlx5/qp.c mlx5_post_recv; mlx5dv.h
+// mlx5_wqe_data_seg, included): stride-sized slots of 16-byte data segments,
+// one per SGE of non-zero length (byte_count, lkey, addr, big-endian); when
+// fewer segments than the slot holds, a terminating segment follows with
+// byte_count 0 and lkey MLX5_INVALID_LKEY (0x100). Then, after
+// udma_to_device_barrier(), the doorbell record's receive counter dbrec[0]
+// = WQEs posted (low 16 bits, big-endian) (docs/PRM.md "Data path").
+//
+// SRQ WQE (rdma-core providers/mlx5/srq.c): a mlx5_wqe_srq_next_seg (16 B;
+// next_wqe_index at byte 2, big-endian) then the data segments as above.
+// Free WQEs form a linked list through next_wqe_index; create() links all
+// of them in ring order (i -> i + 1, the last -> 0) before anything is
+// posted — it must run before the first post and before the device is told
+// of any WQE. head = next WQE to post, tail = the last free WQE; the list
+// is full when head == tail, so one WQE always stays unused (capacity nwqe
+// - 1, as in rdma-core). A completion returns WQE i to the list end: the
+// tail's next_wqe_index = i, tail = i. dbrec[0] = WQEs posted so far (16
+// bits).
+//
+// Checks before anything of a request is written: more SGEs than max_sge
+// -> KBV_ERR_TOO_MANY_SGE; no free WQE -> KBV_ERR_QUEUE_FULL. As for sends,
+// requests before the refused one are posted, *bad_index names it.
+//
+// No locks, no allocation after create(). Threading: one thread per queue.
+#pragma once
+
+#include <infiniband/mlx5dv.h>
+
+#include <kbv/status.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hca/dp/sq.hpp"
+
+namespace kbv::hca {
+
+class Qp;
+class Srq;
+
+struct RecvWr {
+  uint64_t wr_id = 0;
+  std::span<const Sge> sg{};
+};
+
+// A receive ring: `ring` of (1 << log_wqes) slots of `stride` bytes
+// (a power of two, >= 16), its doorbell record, and the SGE limit the
+// queue was created with (<= stride / 16; SRQ: <= stride / 16 - 1).
+struct RqConfig {
+  std::byte* ring = nullptr;
+  uint32_t log_wqes = 0;
+  uint32_t stride = 0;
+  volatile uint32_t* dbrec = nullptr;
+  uint32_t max_sge = 1;
+};
+
+class RecvQueue {
+ public:
+  // KBV_ERR_INVALID_ARGUMENT for a missing ring/record, a stride that is not
+  // a power of two >= 16, more than 2^16 WQEs, or max_sge above the stride.
+  static Result<RecvQueue> create(const RqConfig& cfg);
+  // The receive queue of `qp` (KBV_ERR_INVALID_ARGUMENT when it has none:
+  // SRQ or zero-length RQ); max_sge = the QpConfig's max_recv_sge.
+  static Result<RecvQueue> for_qp(const Qp& qp, uint32_t max_recv_sge);
+
+  RecvQueue(RecvQueue&&) noexcept = default;
+  RecvQueue& operator=(RecvQueue&&) noexcept = default;
+
+  Status post(std::span<const RecvWr> wrs, size_t* bad_index = nullptr);
+
+  // Receive completion (in order): the oldest outstanding wr_id.
+  uint64_t complete() { return wr_ids_[tail_++ & mask_]; }
+
+  uint32_t wqes() const { return mask_ + 1; }
+  uint32_t head() const { return head_; }
+  uint32_t outstanding() const { return head_ - tail_; }
+
+ private:
+  RecvQueue() = default;
+
+  RqConfig cfg_;
+  uint32_t mask_ = 0;
+  uint32_t head_ = 0, tail_ = 0;
+  std::vector<uint64_t> wr_ids_;
+};
+
+class SrqQueue {
+ public:
+  // As RecvQueue::create, with max_sge <= stride / 16 - 1 (the next
+  // segment); links the free list in the ring.
+  static Result<SrqQueue> create(const RqConfig& cfg);
+  static Result<SrqQueue> for_srq(const Srq& srq, uint32_t max_sge);
+
+  SrqQueue(SrqQueue&&) noexcept = default;
+  SrqQueue& operator=(SrqQueue&&) noexcept = default;
+
+  Status post(std::span<const RecvWr> wrs, size_t* bad_index = nullptr);
+
+  // Completion of SRQ WQE `wqe_counter`: its wr_id; the WQE goes back to the
+  // free list.
+  uint64_t complete(uint16_t wqe_counter);
+
+  uint32_t wqes() const { return mask_ + 1; }
+  uint32_t counter() const { return counter_; }
+  uint32_t head() const { return head_; }
+  uint32_t tail() const { return tail_; }
+
+ private:
+  SrqQueue() = default;
+  mlx5_wqe_srq_next_seg* next(uint32_t i) const {
+    return reinterpret_cast<mlx5_wqe_srq_next_seg*>(cfg_.ring + size_t{i} * cfg_.stride);
+  }
+
+  RqConfig cfg_;
+  uint32_t mask_ = 0;
+  uint32_t head_ = 0, tail_ = 0;
+  uint32_t counter_ = 0;
+  std::vector<uint64_t> wr_ids_;
+};
+
+}  // namespace kbv::hca

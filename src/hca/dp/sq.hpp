@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// SendQueue: the send half of the mlx5 data path — builds send WQEs in place
+// in a QP's send ring and rings the send doorbell. Work requests come as an
+// array (docs/DESIGN.md "The fast path"); one doorbell per call.
+//
+// WQE layout (rdma-core mlx5dv.h, included, not redefined; docs/PRM.md "Data
+// path"): 64-byte basic blocks (MLX5_SEND_WQE_BB); every WQE starts with a
+// mlx5_wqe_ctrl_seg:
+//   opmod_idx_opcode = wqe_index << 8 | MLX5_OPCODE_*   (wqe_index: the
+//                      producer counter in basic blocks, low 16 bits)
+//   qpn_ds           = qpn << 8 | WQE size in 16-byte units
+//   fm_ce_se         = MLX5_WQE_CTRL_FENCE | MLX5_WQE_CTRL_CQ_UPDATE |
+//                      MLX5_WQE_CTRL_SOLICITED as the flags ask
+//   imm              = immediate data (SEND_IMM / RDMA_WRITE_IMM)
+// followed by, per opcode (rdma-core providers/mlx5/qp.c _mlx5_post_send):
+//   UD SEND*        : mlx5_wqe_datagram_seg (48 B: the Ah's mlx5_wqe_av with
+//                     dqp_dct = remote QPN | MLX5_EXTENDED_UD_AV and the
+//                     Q_Key of the work request)
+//   RDMA_WRITE*/READ: mlx5_wqe_raddr_seg (remote address, rkey)
+//   ATOMIC_CS/FA    : mlx5_wqe_raddr_seg + mlx5_wqe_atomic_seg (CS: swap_add
+//                     = swap, compare = compare_add; FA: swap_add =
+//                     compare_add, compare = 0)
+//   then the data   : one mlx5_wqe_data_seg per SGE of non-zero length (a
+//                     zero byte_count would mean 2 GiB, so rdma-core skips
+//                     them), or with kInline one mlx5_wqe_inl_data_seg
+//                     (byte_count = total | MLX5_INLINE_SEG) + the bytes,
+//                     zero-padded to 16 B (nothing for 0 bytes).
+// A WQE that runs past the ring end continues at the ring start (segments
+// are 16 B and the ring is whole basic blocks, so only the 48-B datagram
+// segment and inline data are split, at 16-B boundaries).
+//
+// Checks, in order, per work request, before anything of it is written:
+// opcode not valid for the QP type (UD: SEND/SEND_IMM; UC: + RDMA_WRITE*;
+// RC: all) -> KBV_ERR_INVALID_WR_TYPE; sge count above max_send_sge ->
+// KBV_ERR_TOO_MANY_SGE; inline total above max_inline_data ->
+// KBV_ERR_INLINE_TOO_LARGE; inline on READ/atomics, an atomic whose list is
+// not one 8-byte SGE, inline bytes at CPU address 0, a UD request without
+// an Ah or with a QPN wider than 24 bits -> KBV_ERR_INVALID_ARGUMENT; not
+// enough free basic blocks -> KBV_ERR_QUEUE_FULL. The first refused request
+// stops the batch: the requests before it are posted (and the doorbell rung
+// for them), it and those after it are not, the ring past the last posted
+// WQE is untouched, *bad_index names it (as ibv_post_send's bad_wr).
+//
+// Doorbell (docs/PRM.md "Data path"; rdma-core qp.c post_send_db): after the
+// WQEs, udma_to_device_barrier(); doorbell record dbrec[1] = send counter
+// (basic blocks, low 16 bits, big-endian); then the UAR write: a single
+// WQE that fits in half the BlueFlame register is copied whole
+// (Bar::bf_copy64 per basic block), otherwise the first 8 bytes of the last
+// WQE's control segment go to the BlueFlame register as one 64-bit write.
+// Successive doorbells alternate between the register's two halves
+// (bf_offset, bf_offset + bf_reg_size / 2).
+//
+// Completion: each WQE's first basic block slot remembers the wr_id and the
+// producer counter after the WQE; complete(wqe_counter) (called by the CQ
+// poller with a requester CQE's wqe_counter) returns that wr_id and frees
+// every basic block up to the end of that WQE (unsignaled WQEs before it
+// included, as the send queue is completed in order).
+//
+// Specialisation: the QP type is fixed at setup; post() switches once per
+// call on it to a per-type instantiation (check, build and doorbell
+// inlined; a direct, predictable branch rather than an indirect call;
+// docs/STYLE.md "fast path specialised once"). Statuses on the way are
+// plain kbv_status_t values. No locks, no allocation after create().
+// Threading: one thread per SendQueue (the QP's owner).
+#pragma once
+
+#include <infiniband/mlx5dv.h>
+
+#include <kbv/status.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hca/objects/ah.hpp"
+#include "platform/mmio.hpp"
+
+namespace kbv::hca {
+
+class Hca;
+class Qp;
+struct QpConfig;
+
+// One scatter/gather entry: a registered buffer (lkey) at addr (the IOVA /
+// virtual address the memory key covers). For inline sends addr is the CPU
+// address of the bytes to copy.
+struct Sge {
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+};
+
+enum class WrOpcode : uint8_t {
+  kSend,
+  kSendImm,
+  kRdmaWrite,
+  kRdmaWriteImm,
+  kRdmaRead,
+  kAtomicCs,
+  kAtomicFa,
+};
+
+namespace send_flags {
+inline constexpr uint32_t kSignaled = 1u << 0;   // generate a CQE
+inline constexpr uint32_t kSolicited = 1u << 1;  // solicited event at the responder
+inline constexpr uint32_t kFence = 1u << 2;      // wait for earlier READs/atomics
+inline constexpr uint32_t kInline = 1u << 3;     // copy the data into the WQE
+}  // namespace send_flags
+
+struct SendWr {
+  uint64_t wr_id = 0;
+  WrOpcode opcode = WrOpcode::kSend;
+  uint32_t flags = 0;  // send_flags
+  std::span<const Sge> sg{};
+  uint32_t imm = 0;  // CPU order; sent big-endian (SEND_IMM, RDMA_WRITE_IMM)
+  // RDMA and atomics: the remote buffer.
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  // Atomics (IBTA 9.4.5): CS compares with compare_add and writes swap;
+  // FA adds compare_add.
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  // UD: the address handle, destination QPN (24 bits) and Q_Key.
+  const Ah* ah = nullptr;
+  uint32_t remote_qpn = 0;
+  uint32_t q_key = 0;
+};
+
+// Where the send ring and its doorbells are; for_qp() fills it from a Qp.
+struct SqConfig {
+  std::byte* ring = nullptr;           // the send ring (CPU address), 64 << log_blocks bytes
+  uint32_t log_blocks = 0;             // log2 of the ring size in basic blocks (1..16)
+  volatile uint32_t* dbrec = nullptr;  // the QP doorbell record ([1] = send counter)
+  const platform::Bar* bar = nullptr;  // BAR0
+  uint64_t bf_offset = 0;              // BAR0 offset of the BlueFlame register (UAR + 0x800 + ...)
+  uint32_t bf_reg_size = 0;            // bytes (both halves); 0: doorbell only, one address
+  bool bf_copy = false;                // BlueFlame copies allowed (caps.bf)
+  uint32_t qpn = 0;
+  uint32_t st = 0;  // prm::qpc_st: RC, UC or UD
+  uint32_t max_sge = 1;
+  uint32_t max_inline = 0;
+  bool sig_all = false;  // every WQE asks for a CQE
+};
+
+class SendQueue {
+ public:
+  // KBV_ERR_INVALID_ARGUMENT for a missing ring/record/BAR, a ring above
+  // 2^16 basic blocks, a BlueFlame register outside the BAR, not a power of
+  // two >= 16 bytes, or (with bf_copy) not 64-byte aligned;
+  // KBV_ERR_LIMIT_EXCEEDED when the largest WQE max_sge / max_inline allow
+  // is above 63 16-byte units (the 6-bit ds) or larger than the ring; KBV_ERR_NOT_SUPPORTED for a
+  // QP type other than RC/UC/UD. Allocates the per-slot completion arrays.
+  static Result<SendQueue> create(const SqConfig& cfg);
+  // The send ring of `qp` (created with `qp_cfg`) and BlueFlame register
+  // `bf_index` (0..3, prm::kBfRegsPerUar) of the Hca's UAR.
+  static Result<SendQueue> for_qp(Hca& hca, const Qp& qp, const QpConfig& qp_cfg,
+                                  uint32_t bf_index = 0, bool sig_all = false);
+
+  SendQueue(SendQueue&&) noexcept = default;
+  SendQueue& operator=(SendQueue&&) noexcept = default;
+
+  // Posts wrs in order (see the header comment). Success: all posted. On a
+  // refusal the status, and *bad_index (when non-null) = the index of the
+  // refused request.
+  Status post(std::span<const SendWr> wrs, size_t* bad_index = nullptr) {
+    return post(wrs.data(), wrs.size(), bad_index);
+  }
+  kbv_status_t post(const SendWr* wrs, size_t n, size_t* bad_index) {
+    switch (kind_) {
+      case Kind::kRc: return post_rc(wrs, n, bad_index);
+      case Kind::kUc: return post_uc(wrs, n, bad_index);
+      default: return post_ud(wrs, n, bad_index);
+    }
+  }
+
+  // Requester completion of the WQE at wqe_counter: its wr_id; frees the
+  // ring up to the end of that WQE.
+  uint64_t complete(uint16_t wqe_counter) {
+    const Slot& s = slots_[wqe_counter & mask_];
+    tail_ = s.next_pc;
+    return s.wr_id;
+  }
+
+  uint32_t qpn() const { return cfg_.qpn; }
+  uint32_t blocks() const { return mask_ + 1; }
+  uint32_t pc() const { return pc_; }  // producer counter, basic blocks
+  uint32_t free_blocks() const { return blocks() - (pc_ - tail_); }
+  uint64_t next_bf_offset() const { return cfg_.bf_offset + bf_cur_; }
+
+ private:
+  struct Slot {
+    uint64_t wr_id;
+    uint32_t next_pc;
+  };
+  enum class Kind : uint8_t { kRc, kUc, kUd };
+
+  SendQueue() = default;
+  kbv_status_t post_rc(const SendWr* wrs, size_t n, size_t* bad_index);
+  kbv_status_t post_uc(const SendWr* wrs, size_t n, size_t* bad_index);
+  kbv_status_t post_ud(const SendWr* wrs, size_t n, size_t* bad_index);
+  template <uint32_t St>
+  kbv_status_t post_impl(const SendWr* wrs, size_t n, size_t* bad_index);
+  template <uint32_t St>
+  kbv_status_t check(const SendWr& wr, uint32_t* ds) const;
+  void refused(size_t i, kbv_status_t st) const;
+  template <uint32_t St>
+  void build(const SendWr& wr, uint32_t ds);
+  void ring_doorbell(uint32_t first_pc, uint32_t n, uint32_t last_pc);
+  // The 16-byte unit i of the WQE starting at basic block pc.
+  std::byte* unit(uint32_t pc, uint32_t i) const {
+    return cfg_.ring + (((size_t{pc} << 6) + (size_t{i} << 4)) & ring_mask_);
+  }
+
+  SqConfig cfg_;
+  Kind kind_ = Kind::kRc;
+  uint32_t mask_ = 0;        // blocks - 1
+  size_t ring_mask_ = 0;     // ring bytes - 1
+  uint32_t pc_ = 0;          // producer counter (basic blocks)
+  uint32_t tail_ = 0;        // first basic block not yet completed
+  uint32_t bf_half_ = 0;     // bytes; 0: one doorbell address
+  uint32_t bf_cur_ = 0;      // 0 or bf_half_
+  std::vector<Slot> slots_;  // per basic block
+};
+
+}  // namespace kbv::hca

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// sim::Kernel: the model devices' part of sysfs and the merged listings.
+// Formats follow Linux drivers/pci/pci-sysfs.c (vendor/device/subsystem_*:
+// "0x%04x\n", class: "0x%06x\n", revision: "0x%02x\n", numa_node: "%d\n",
+// config: the binary config space) and the links the driver core creates
+// (driver -> ../../../bus/pci/drivers/vfio-pci, iommu_group ->
+// ../../../kernel/iommu_groups/<n>, relative to /sys/devices/<bus>/<bdf>).
+#include "sim/bus/vfio_kernel.hpp"
+#include "sim/bus/vfio_state.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+namespace kbv::sim {
+namespace {
+
+bool starts_with(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// "/sys/devices/pcifffe:00"
+std::string bus_dir() {
+  char b[40];
+  std::snprintf(b, sizeof b, "/sys/devices/pci%04x:00", Kernel::kDomain);
+  return b;
+}
+
+constexpr const char* kAttrs[] = {"class",    "config",           "device",           "numa_node",
+                                  "revision", "subsystem_device", "subsystem_vendor", "vendor"};
+constexpr const char* kLinks[] = {"driver", "iommu_group"};
+
+// A readable descriptor holding `data` (memfd), positioned at 0.
+int content_fd(const void* data, size_t n) {
+  const int fd = ::memfd_create("kbv-sim-sysfs", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::pwrite(fd, data, n, 0) != static_cast<ssize_t>(n)) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+// Splits a model sysfs path into its device and the rest ("" = the device
+// directory itself). Recognised roots: /sys/bus/pci/devices/<bdf>,
+// /sys/devices/pcifffe:00/<bdf>, /sys/bus/pci/drivers/vfio-pci/<bdf>.
+namespace {
+struct DevPath {
+  std::string bdf;
+  std::string rest;
+  bool via_link = false;  // the root is itself a symlink to the device
+};
+bool split_dev_path(const std::string& p, DevPath& out) {
+  for (std::string_view root : {std::string_view("/sys/bus/pci/devices/"),
+                                std::string_view("/sys/bus/pci/drivers/vfio-pci/")}) {
+    if (starts_with(p, root)) {
+      const std::string tail = p.substr(root.size());
+      const auto slash = tail.find('/');
+      out.bdf = tail.substr(0, slash);
+      out.rest = slash == std::string::npos ? "" : tail.substr(slash + 1);
+      out.via_link = true;
+      return true;
+    }
+  }
+  const std::string bus = bus_dir() + "/";
+  if (starts_with(p, bus)) {
+    const std::string tail = p.substr(bus.size());
+    const auto slash = tail.find('/');
+    out.bdf = tail.substr(0, slash);
+    out.rest = slash == std::string::npos ? "" : tail.substr(slash + 1);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool Kernel::owns_path(const char* path) const {
+  if (!path) return false;
+  const std::string p = normalize(path);
+  std::lock_guard lk(mu_);
+  if (p == "/dev/vfio/vfio") return true;
+  if (starts_with(p, "/dev/vfio/")) {
+    const std::string n = p.substr(10);
+    return !n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() < 10 &&
+           model_by_group(std::stoi(n)) != nullptr;
+  }
+  if (p == "/sys/bus/pci/devices" || p == "/sys/kernel/iommu_groups" || p == "/dev/vfio")
+    return !models_.empty();  // merged listings
+  if (p == bus_dir()) return true;
+  DevPath dp;
+  if (split_dev_path(p, dp)) return model_by_bdf(dp.bdf) != nullptr;
+  constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
+  if (starts_with(p, kGroups)) {
+    const std::string tail = p.substr(kGroups.size());
+    const std::string n = tail.substr(0, tail.find('/'));
+    return !n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() < 10 &&
+           model_by_group(std::stoi(n)) != nullptr;
+  }
+  return false;
+}
+
+int Kernel::sysfs_open(const std::string& path, int flags, bool& handled) {
+  const std::string p = normalize(path.c_str());
+  DevPath dp;
+  handled = false;
+  if (!split_dev_path(p, dp)) return -1;
+  Model* m = model_by_bdf(dp.bdf);
+  if (!m) return -1;
+  handled = true;
+  auto fail = [](int e) {
+    errno = e;
+    return -1;
+  };
+  if (dp.rest.empty() || dp.rest.find('/') != std::string::npos) return fail(ENOENT);
+  const bool known = std::any_of(std::begin(kAttrs), std::end(kAttrs),
+                                 [&](const char* a) { return dp.rest == a; });
+  if (!known) return fail(ENOENT);
+  if ((flags & O_ACCMODE) != O_RDONLY) return fail(EACCES);  // attributes are 0444 here
+  const DeviceConfig& c = m->dev->config();
+  char text[32];
+  if (dp.rest == "config") {
+    std::byte cfg[PciConfig::kSize];
+    m->dev->config_read(0, cfg);
+    return content_fd(cfg, sizeof cfg);
+  } else if (dp.rest == "vendor") {
+    std::snprintf(text, sizeof text, "0x%04x\n", c.vendor_id);
+  } else if (dp.rest == "device") {
+    std::snprintf(text, sizeof text, "0x%04x\n", c.device_id);
+  } else if (dp.rest == "subsystem_vendor") {
+    std::snprintf(text, sizeof text, "0x%04x\n", c.subsystem_vendor_id);
+  } else if (dp.rest == "subsystem_device") {
+    std::snprintf(text, sizeof text, "0x%04x\n", c.subsystem_id);
+  } else if (dp.rest == "class") {
+    std::snprintf(text, sizeof text, "0x%06x\n", c.class_code);
+  } else if (dp.rest == "revision") {
+    std::snprintf(text, sizeof text, "0x%02x\n", c.revision);
+  } else {  // numa_node
+    std::snprintf(text, sizeof text, "%d\n", c.numa_node);
+  }
+  return content_fd(text, std::strlen(text));
+}
+
+ssize_t Kernel::sysfs_readlink(const std::string& p, std::string& target, bool& handled) {
+  handled = false;
+  DevPath dp;
+  if (split_dev_path(p, dp)) {
+    Model* m = model_by_bdf(dp.bdf);
+    if (!m) return -1;
+    handled = true;
+    if (dp.rest.empty()) {
+      if (!dp.via_link) return -EINVAL;  // the real directory
+      // /sys/bus/pci/devices/<bdf> -> ../../../devices/pcifffe:00/<bdf>;
+      // /sys/bus/pci/drivers/vfio-pci/<bdf> is one level deeper.
+      target =
+          (starts_with(p, "/sys/bus/pci/drivers/") ? "../../../../devices/" : "../../../devices/") +
+          bus_dir().substr(std::strlen("/sys/devices/")) + "/" + m->bdf;
+      return 0;
+    }
+    if (dp.rest == "driver") {
+      target = "../../../bus/pci/drivers/vfio-pci";
+      return 0;
+    }
+    if (dp.rest == "iommu_group") {
+      target = "../../../kernel/iommu_groups/" + std::to_string(m->group);
+      return 0;
+    }
+    const bool attr = std::any_of(std::begin(kAttrs), std::end(kAttrs),
+                                  [&](const char* a) { return dp.rest == a; });
+    return attr ? -EINVAL : -ENOENT;
+  }
+  constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
+  if (starts_with(p, kGroups)) {
+    // <n>/devices/<bdf> -> ../../../../devices/pcifffe:00/<bdf>
+    const std::string tail = p.substr(kGroups.size());
+    const auto slash = tail.find('/');
+    const std::string n = tail.substr(0, slash);
+    if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos)
+      return -1;
+    Model* m = model_by_group(std::stoi(n));
+    if (!m) return -1;
+    handled = true;
+    const std::string rest = slash == std::string::npos ? "" : tail.substr(slash + 1);
+    if (rest == "devices/" + m->bdf) {
+      target =
+          "../../../../devices/" + bus_dir().substr(std::strlen("/sys/devices/")) + "/" + m->bdf;
+      return 0;
+    }
+    return rest.empty() || rest == "devices" ? -EINVAL : -ENOENT;
+  }
+  return -1;
+}
+
+int Kernel::sysfs_list(const std::string& p, std::vector<std::string>& names, bool& handled) {
+  handled = true;
+  auto merged = [&](const char* real_dir, std::vector<std::string> extra) {
+    std::set<std::string> all(extra.begin(), extra.end());
+    std::vector<std::string> r;
+    if (real_.list_dir(real_dir, r) == 0) all.insert(r.begin(), r.end());
+    names.assign(all.begin(), all.end());
+    return 0;
+  };
+  std::vector<std::string> bdfs, groups;
+  for (auto& [n, m] : models_) {
+    bdfs.push_back(m->bdf);
+    groups.push_back(std::to_string(m->group));
+  }
+  if (p == "/sys/bus/pci/devices") return merged("/sys/bus/pci/devices", bdfs);
+  if (p == "/sys/kernel/iommu_groups") return merged("/sys/kernel/iommu_groups", groups);
+  if (p == "/dev/vfio") {
+    groups.push_back("vfio");
+    return merged("/dev/vfio", groups);
+  }
+  if (p == bus_dir()) {
+    names = bdfs;
+    return 0;
+  }
+  DevPath dp;
+  if (split_dev_path(p, dp) && model_by_bdf(dp.bdf)) {
+    if (!dp.rest.empty()) return -ENOTDIR;  // attributes and links are not directories
+    names.assign(std::begin(kAttrs), std::end(kAttrs));
+    names.insert(names.end(), std::begin(kLinks), std::end(kLinks));
+    std::sort(names.begin(), names.end());
+    return 0;
+  }
+  constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
+  if (starts_with(p, kGroups)) {
+    const std::string tail = p.substr(kGroups.size());
+    const auto slash = tail.find('/');
+    const std::string n = tail.substr(0, slash);
+    if (!n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos) {
+      if (Model* m = model_by_group(std::stoi(n))) {
+        const std::string rest = slash == std::string::npos ? "" : tail.substr(slash + 1);
+        if (rest.empty()) {
+          names = {"devices"};
+          return 0;
+        }
+        if (rest == "devices") {
+          names = {m->bdf};
+          return 0;
+        }
+        return rest == "devices/" + m->bdf ? -ENOTDIR : -ENOENT;
+      }
+    }
+  }
+  handled = false;
+  return -1;
+}
+
+int Kernel::stat_path(const char* path, struct ::stat* st, bool follow) {
+  if (!path || !st) {
+    errno = EFAULT;
+    return -1;
+  }
+  const std::string p = normalize(path);
+  enum Kind { kNone, kDir, kFile, kLink, kChr } kind = kNone;
+  {
+    std::lock_guard lk(mu_);
+    constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
+    DevPath dp;
+    auto link_or_dir = [&] { return follow ? kDir : kLink; };
+    if (p == "/dev/vfio/vfio") {
+      kind = kChr;
+    } else if (starts_with(p, "/dev/vfio/")) {
+      const std::string n = p.substr(10);
+      if (!n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos &&
+          model_by_group(std::stoi(n)))
+        kind = kChr;
+    } else if (p == "/dev/vfio" || p == "/sys/bus/pci/devices" || p == "/sys/kernel/iommu_groups" ||
+               p == bus_dir()) {
+      kind = kDir;
+    } else if (split_dev_path(p, dp) && model_by_bdf(dp.bdf)) {
+      if (dp.rest.empty())
+        kind = dp.via_link ? link_or_dir() : kDir;
+      else if (dp.rest == "driver" || dp.rest == "iommu_group")
+        kind = link_or_dir();
+      else if (std::any_of(std::begin(kAttrs), std::end(kAttrs),
+                           [&](const char* a) { return dp.rest == a; }))
+        kind = kFile;
+    } else if (starts_with(p, kGroups)) {
+      const std::string tail = p.substr(kGroups.size());
+      const auto slash = tail.find('/');
+      const std::string n = tail.substr(0, slash);
+      if (!n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos) {
+        if (Model* m = model_by_group(std::stoi(n))) {
+          const std::string rest = slash == std::string::npos ? "" : tail.substr(slash + 1);
+          if (rest.empty() || rest == "devices") kind = kDir;
+          if (rest == "devices/" + m->bdf) kind = link_or_dir();
+        }
+      }
+    }
+  }
+  if (kind == kNone) {
+    errno = ENOENT;
+    return -1;
+  }
+  std::memset(st, 0, sizeof *st);
+  st->st_nlink = 1;
+  st->st_blksize = 4096;
+  switch (kind) {
+    case kDir: st->st_mode = S_IFDIR | 0755; break;
+    case kFile:
+      st->st_mode = S_IFREG | 0444;
+      st->st_size = 4096;  // sysfs reports a page for attributes
+      break;
+    case kLink: st->st_mode = S_IFLNK | 0777; break;
+    case kChr: st->st_mode = S_IFCHR | 0600; break;
+    case kNone: break;
+  }
+  return 0;
+}
+
+ssize_t Kernel::readlink(const char* path, char* buf, size_t size) {
+  if (!path || !buf) {
+    errno = EFAULT;
+    return -1;
+  }
+  const std::string p = normalize(path);
+  std::unique_lock lk(mu_);
+  std::string target;
+  bool handled = false;
+  const ssize_t r = sysfs_readlink(p, target, handled);
+  lk.unlock();
+  if (!handled) return real_.readlink(path, buf, size);
+  if (r < 0) {
+    errno = static_cast<int>(-r);
+    return -1;
+  }
+  const size_t n = std::min(size, target.size());  // no NUL, like readlink(2)
+  std::memcpy(buf, target.data(), n);
+  return static_cast<ssize_t>(n);
+}
+
+int Kernel::list_dir(const char* path, std::vector<std::string>& names) {
+  if (!path) {
+    errno = EFAULT;
+    return -1;
+  }
+  const std::string p = normalize(path);
+  std::unique_lock lk(mu_);
+  bool handled = false;
+  std::vector<std::string> out;
+  const int r = sysfs_list(p, out, handled);
+  lk.unlock();
+  if (!handled) return real_.list_dir(path, names);
+  if (r < 0) {
+    errno = -r;
+    return -1;
+  }
+  names = std::move(out);
+  return 0;
+}
+
+}  // namespace kbv::sim
