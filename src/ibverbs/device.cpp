@@ -31,10 +31,12 @@ std::mutex& table_mu() {
   static std::mutex mu;
   return mu;
 }
-// Every device ever listed, by URI; never freed (see context.hpp).
+// Every device ever listed, by URI; never freed (see context.hpp): the
+// table itself outlives static destruction, so the devices stay reachable
+// until exit.
 std::vector<Device*>& table() {
-  static std::vector<Device*> t;
-  return t;
+  static auto* t = new std::vector<Device*>();
+  return *t;
 }
 
 Device* find_or_add(const char* uri) {
