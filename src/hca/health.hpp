@@ -9,8 +9,15 @@
 //   * health buffer syndrome != 0 (prm::HealthSyndrome), or nic_interface
 //     reads DISABLED -> KBV_ERR_DEVICE_FATAL;
 //   * health_counter (low 24 bits of 0x1010) unchanged for max_misses
-//     consecutive checks -> KBV_ERR_DEVICE_FATAL (firmware hung; health.c
-//     MAX_MISSES 3).
+//     consecutive checks -> reported, NOT fatal: an error is logged once and
+//     compromised_reports() counts it, as health.c poll_health does when
+//     miss_counter reaches MAX_MISSES 3 (it logs "health compromised - reached
+//     miss count" and queues the devlink "fw" reporter, which has no recover
+//     and never moves the device to internal error). Only the sensors above
+//     (health.c check_fatal_sensors) fail the device, so a healthy firmware
+//     whose counter was merely late (a loaded host, a descheduled model
+//     thread) can never be declared dead. A counter that moves again resets
+//     the misses; one that stays stuck is reported once per episode.
 // check(now) reads the registers at most once per interval (health.c polls
 // every 2 s), so calling it from every poll() is cheap. A failure is sticky:
 // the owner (Hca) fails every outstanding command with it and raises a
@@ -65,6 +72,8 @@ class HealthMonitor {
   Status failure() const { return failure_; }
   const HealthInfo& last() const { return last_; }
   uint64_t checks() const { return checks_; }
+  // Times the counter was seen stuck for max_misses consecutive samples.
+  uint64_t compromised_reports() const { return compromised_reports_; }
 
  private:
   const platform::Bar& bar_;
@@ -75,6 +84,7 @@ class HealthMonitor {
   uint64_t counter_sampled_ns_ = 0;
   uint32_t misses_ = 0;
   uint64_t checks_ = 0;
+  uint64_t compromised_reports_ = 0;
   HealthInfo last_;
   Status failure_;
 };
