@@ -63,6 +63,9 @@ static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == of
 #include "sim/bus/vfio_kernel.hpp"
 #include "sim/model.hpp"
 
+// glibc's fortify failure report (debug/chk_fail.c); not in any header.
+extern "C" [[noreturn]] void __chk_fail(void);
+
 namespace {
 
 using kbv::sim::Kernel;
@@ -380,6 +383,35 @@ __attribute__((visibility("default"))) ssize_t pread64(int fd, void* buf, size_t
   }
   KBV_NEXT("pread64", ssize_t(*)(int, void*, size_t, off64_t));
   return real_fn ? real_fn(fd, buf, n, off) : -1;
+}
+
+// Fortified variants (-D_FORTIFY_SOURCE; Debian builds rdma-core with it:
+// libmlx5 calls __pread_chk). `buflen` is the destination object's size.
+__attribute__((visibility("default"))) ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off,
+                                                           size_t buflen) {
+  if (n > buflen) __chk_fail();
+  return pread(fd, buf, n, off);
+}
+
+__attribute__((visibility("default"))) ssize_t __pread64_chk(int fd, void* buf, size_t n,
+                                                             off64_t off, size_t buflen) {
+  if (n > buflen) __chk_fail();
+  return pread64(fd, buf, n, off);
+}
+
+__attribute__((visibility("default"))) ssize_t read(int fd, void* buf, size_t n) {
+  if (route_fd(fd)) {
+    InModel in;
+    return Kernel::instance().read(fd, buf, n);
+  }
+  KBV_NEXT("read", ssize_t(*)(int, void*, size_t));
+  return real_fn ? real_fn(fd, buf, n) : -1;
+}
+
+__attribute__((visibility("default"))) ssize_t __read_chk(int fd, void* buf, size_t n,
+                                                          size_t buflen) {
+  if (n > buflen) __chk_fail();
+  return read(fd, buf, n);
 }
 
 __attribute__((visibility("default"))) ssize_t pwrite(int fd, const void* buf, size_t n,
