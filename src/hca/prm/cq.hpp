@@ -95,6 +95,10 @@ struct cqc {
   static constexpr F status{0x0, 4};
   static constexpr F dbr_umem_valid{0x6, 1};
   static constexpr F apu_cq{0x7, 1};
+  // DEVX umem holding the doorbell record when dbr_umem_valid (dbr_addr is
+  // then a byte offset into it). Linux 6.1 leaves these bits reserved
+  // (reserved_at_20); DPDK drivers/common/mlx5/mlx5_prm.h cqc_bits names them.
+  static constexpr F dbr_umem_id{0x20, 32};
   // cqc_cqe_sz
   static constexpr F cqe_sz{0x8, 3};
   // collapsed CQ: every CQE is written to entry 0

@@ -107,6 +107,9 @@ enum class Opcode : uint16_t {
   DEALLOC_XRCD = 0x80F,
   ALLOC_TRANSPORT_DOMAIN = 0x816,
   DEALLOC_TRANSPORT_DOMAIN = 0x817,
+  // DEVX user memory (0xaxx)
+  CREATE_UMEM = 0xA08,
+  DESTROY_UMEM = 0xA0A,
 };
 
 constexpr uint16_t to_u16(Opcode op) { return static_cast<uint16_t>(op); }
@@ -189,6 +192,8 @@ inline constexpr OpcodeName kOpcodeNames[] = {
     {Opcode::DEALLOC_XRCD, "DEALLOC_XRCD"},
     {Opcode::ALLOC_TRANSPORT_DOMAIN, "ALLOC_TRANSPORT_DOMAIN"},
     {Opcode::DEALLOC_TRANSPORT_DOMAIN, "DEALLOC_TRANSPORT_DOMAIN"},
+    {Opcode::CREATE_UMEM, "CREATE_UMEM"},
+    {Opcode::DESTROY_UMEM, "DESTROY_UMEM"},
 };
 
 // The kernel name of a raw opcode ("CREATE_CQ"), or "UNKNOWN".

@@ -311,6 +311,9 @@ struct qpc {
   static constexpr F cs_res{0x638, 8};
   static constexpr F dc_access_key{0x640, 64};
   static constexpr F dbr_umem_valid{0x683, 1};
+  // DEVX umem holding the doorbell record when dbr_umem_valid (dbr_addr is
+  // then a byte offset into it); rdma-core providers/mlx5/mlx5_ifc.h qpc_bits.
+  static constexpr F dbr_umem_id{0x720, 32};
 };
 static_assert(qpc::kBits == 0x740 && qpc::kBits / 8 == 232);
 static_assert(qpc::primary_address_path.off == 0xc0);

@@ -68,6 +68,7 @@ void fill_general(prm::Ref<cmd_hca_cap> c, bool is_max, bool checksum) {
   c.set(cmd_hca_cap::log_uar_page_sz, 0);             // in 4 KiB units (log2): 4 KiB
   c.set(cmd_hca_cap::device_frequency_khz, 1000000);  // internal timer: 1 GHz
   c.set(cmd_hca_cap::num_of_uars_per_page, 1);
+  c.set(cmd_hca_cap::umem_uid_0, 1);
 }
 
 void fill_roce(prm::Ref<roce_cap> c) {

@@ -5,15 +5,20 @@
 // CREATE_CQ checks, in order:
 //   log_cq_size <= cap log_max_cq_sz                    LIM_ERR   kCqLogSize
 //   cqe_sz 64 bytes (128-byte CQEs not offered)          BAD_PARAM kCqCqeSize
-//   cc, cqe_comp_en, apu_cq, dbr_umem_valid,
-//     cq_umem_valid all 0                                BAD_PARAM kCqUnsupported
+//   cc, cqe_comp_en, apu_cq all 0                        BAD_PARAM kCqUnsupported
 //   cq_period_mode 0 or 1                                BAD_PARAM kCqPeriodMode
 //   uar_page allocated (ALLOC_UAR)                       BAD_RES   kCqUarUnknown
 //   c_eqn names an EQ                                    BAD_RES   kCqEqnUnknown
 //   log_page_size <= 18                                  BAD_PARAM kCqLogPageSize
 //   dbr_addr 8-byte aligned                              BAD_PARAM kCqDbrMisaligned
-//   inlen holds the pas[] the size needs                 BAD_INP_LEN kCqPasTooShort
-//   each pas[] page aligned                              BAD_PARAM kCqPasMisaligned
+//   cq_umem_valid 0: inlen holds the pas[] the size
+//     needs                                              BAD_INP_LEN kCqPasTooShort
+//     each pas[] page aligned                            BAD_PARAM kCqPasMisaligned
+//   cq_umem_valid 1: the CQEs at cq_umem_offset inside
+//     umem cq_umem_id (its pages and page size; cqc
+//     log_page_size / page_offset unused)                umem.hpp checks
+//   dbr_umem_valid 1: the record at dbr_addr bytes into
+//     umem dbr_umem_id                                   umem.hpp checks
 //   a free cqn below 2^log_max_cq                        NO_RES    kCqExhausted
 // MODIFY_CQ op_mod 0 (modify_field_select: cq_period, cq_max_count, oi,
 // c_eqn) and op_mod 1 (resize: resize_field_select must select log_cq_size;
@@ -23,6 +28,7 @@
 // DESTROY_CQ of a CQ that a QP (send or receive) or an SRQ uses: RES_BUSY.
 #include "sim/fw/objects/objects.hpp"
 #include "sim/fw/objects/syndromes.hpp"
+#include "sim/fw/objects/umem.hpp"
 #include "sim/fw/objects/util.hpp"
 
 #include <cstring>
@@ -46,8 +52,7 @@ Outcome create_cq(FwContext& ctx, const Command& c, std::span<std::byte> out) {
     return fail(CmdStatus::LIM_ERR, synd::kCqLogSize);
   if (x.get(cqc::cqe_sz) != prm::cqc_cqe_sz::k64Bytes)
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kCqCqeSize);
-  if (x.get(cqc::cc) || x.get(cqc::cqe_comp_en) || x.get(cqc::apu_cq) ||
-      x.get(cqc::dbr_umem_valid) || in.get(prm::create_cq_in::cq_umem_valid))
+  if (x.get(cqc::cc) || x.get(cqc::cqe_comp_en) || x.get(cqc::apu_cq))
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kCqUnsupported);
   q.cq_period_mode = static_cast<uint32_t>(x.get(cqc::cq_period_mode));
   if (q.cq_period_mode > prm::cq_period_mode::kStartFromCqe)
@@ -63,10 +68,24 @@ Outcome create_cq(FwContext& ctx, const Command& c, std::span<std::byte> out) {
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kCqLogPageSize);
   q.dbr_addr = x.get(cqc::dbr_addr);
   if (q.dbr_addr % 8 != 0) return fail(CmdStatus::BAD_PARAM_ERR, synd::kCqDbrMisaligned);
-  if (Outcome o = read_pas(c, prm::create_cq_in::pas, kCqeBytes << q.log_cq_size, q.buf,
-                           {synd::kCqPasTooShort, synd::kCqPasMisaligned});
-      !o.is_ok())
+  if (in.get(prm::create_cq_in::cq_umem_valid)) {
+    q.buf_umem = static_cast<uint32_t>(in.get(prm::create_cq_in::cq_umem_id));
+    if (Outcome o = umem_place_buffer(t, prm::Opcode::CREATE_CQ, q.buf_umem,
+                                      in.get(prm::create_cq_in::cq_umem_offset),
+                                      kCqeBytes << q.log_cq_size, true, q.buf);
+        !o.is_ok())
+      return o;
+  } else if (Outcome o = read_pas(c, prm::create_cq_in::pas, kCqeBytes << q.log_cq_size, q.buf,
+                                  {synd::kCqPasTooShort, synd::kCqPasMisaligned});
+             !o.is_ok()) {
     return o;
+  }
+  if (x.get(cqc::dbr_umem_valid)) {
+    q.dbr_umem = static_cast<uint32_t>(x.get(cqc::dbr_umem_id));
+    if (Outcome o = umem_place_dbr(t, prm::Opcode::CREATE_CQ, q.dbr_umem, q.dbr_addr, &q.dbr_addr);
+        !o.is_ok())
+      return o;
+  }
   q.oi = x.get(cqc::oi) != 0;
   q.cq_period = static_cast<uint32_t>(x.get(cqc::cq_period));
   q.cq_max_count = static_cast<uint32_t>(x.get(cqc::cq_max_count));
@@ -76,6 +95,8 @@ Outcome create_cq(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   auto n = t.cq_ids.alloc(uint64_t{1} << cap(ctx, prm::cmd_hca_cap::log_max_cq));
   if (!n) return fail(CmdStatus::NO_RES_ERR, synd::kCqExhausted);
   q.cqn = *n;
+  umem_ref(t, q.buf_umem, +1);
+  umem_ref(t, q.dbr_umem, +1);
   t.cqs.emplace(*n, std::move(q));
   prm::Ref<prm::create_cq_out>(out.data()).set(prm::create_cq_out::cqn, *n);
   return Outcome::ok();
@@ -88,6 +109,8 @@ Outcome destroy_cq(FwContext& ctx, const Command& c, std::span<std::byte>) {
   Cq* q = t.cq(cqn);
   if (q == nullptr) return fail(CmdStatus::BAD_RES_ERR, synd::kDestroyCqUnknown);
   if (q->refs != 0) return fail(CmdStatus::RES_BUSY, synd::kDestroyCqInUse);
+  umem_ref(t, q->buf_umem, -1);
+  umem_ref(t, q->dbr_umem, -1);
   t.cqs.erase(cqn);
   t.cq_ids.release(cqn);
   return Outcome::ok();

@@ -4,7 +4,7 @@
 // query_mkey_in/out, destroy_mkey_in, mkc_bits, mtt_bits; prm/mkey.hpp).
 // CREATE_MKEY checks, in order:
 //   access mode MTT or PA (KLM/KSM/SW ICM/MEMIC: BAD_PARAM)    kMkeyAccessMode
-//   umr_en, bsf_en, pg_access, mkey_umem_valid all 0          kMkeyUnsupported
+//   umr_en, bsf_en, mkey_umem_valid all 0                      kMkeyUnsupported
 //   qpn == 0xFFFFFF (keys bound to a QP are not offered)       kMkeyQpn
 //   rw or a only with lw (IBTA 10.6.3.1: remote write/atomic
 //     access requires local write)                             kMkeyRights
@@ -19,6 +19,11 @@
 //   inlen holds the actual octwords                BAD_INP_LEN kMkeyMttTooShort
 //   each MTT entry's page address aligned to the page size     kMkeyMttMisaligned
 //   a free mkey_index below 2^log_max_mkey          NO_RES     kMkeyExhausted
+// pg_access (page faults may be raised for this key: ODP, PRM "Page Fault
+// Event") is accepted: the model raises no page-fault events, so a key whose
+// MTT covers its region (the only kind it creates) behaves as on silicon, and
+// an access the IOMMU cannot translate is an access error either way.
+// rdma-core's mlx5_vfio sets it on every MR (mlx5_vfio.c mlx5_vfio_reg_mr).
 // The key is mkey_index << 8 | mkey_7_0; create_mkey_out returns mkey_index.
 // QUERY_MKEY returns the mkc as created and MTT entries 0..3.
 #include "hca/prm/mkey.hpp"
@@ -52,7 +57,7 @@ Outcome create_mkey(FwContext& ctx, const Command& c, std::span<std::byte> out) 
   if (m.access_mode != prm::mkc_access_mode::kMtt && m.access_mode != prm::mkc_access_mode::kPa)
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kMkeyAccessMode);
   if (k.get(mkc::umr_en) || k.get(mkc::bsf_en) || k.get(mkc::bsf_octword_size) ||
-      in.get(prm::create_mkey_in::pg_access) || in.get(prm::create_mkey_in::mkey_umem_valid))
+      in.get(prm::create_mkey_in::mkey_umem_valid))
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kMkeyUnsupported);
   if (k.get(mkc::qpn) != kQpnAny) return fail(CmdStatus::BAD_PARAM_ERR, synd::kMkeyQpn);
 

@@ -5,6 +5,7 @@
 #include "hca/prm/eqe.hpp"
 #include "hca/prm/vport.hpp"
 #include "sim/fw/objects/tables.hpp"
+#include "sim/fw/objects/umem.hpp"
 
 #include <array>
 
@@ -96,6 +97,8 @@ constexpr prm::Opcode kObjectOpcodes[] = {
     prm::Opcode::QUERY_HCA_VPORT_PKEY,
     prm::Opcode::QUERY_ROCE_ADDRESS,
     prm::Opcode::SET_ROCE_ADDRESS,
+    prm::Opcode::CREATE_UMEM,
+    prm::Opcode::DESTROY_UMEM,
 };
 }  // namespace
 
@@ -127,6 +130,7 @@ void register_object_commands(CommandRegistry& r) {
   register_qp_modify_commands(r);
   register_mcg_commands(r);
   register_vport_commands(r);
+  register_umem_commands(r);
 }
 
 }  // namespace kbv::sim::fw

@@ -14,6 +14,8 @@
 //   QUERY_VPORT_STATE, QUERY_/MODIFY_NIC_VPORT_CONTEXT,
 //   QUERY_HCA_VPORT_CONTEXT / _GID / _PKEY,
 //   QUERY_/SET_ROCE_ADDRESS                                        vport_cmds.cpp
+//   CREATE_ / DESTROY_UMEM (DEVX user memory; CQ / QP buffers
+//   and doorbell records placed in a umem)                         umem_cmds.cpp
 //
 // Status policy (device.h MLX5_CMD_STAT_*; the kernel's cmd.c maps them to
 // errnos, which is how the choices below read to a Linux driver):

@@ -4,9 +4,8 @@
 // destroy_qp_in, query_qp_in/out, qpc_bits; prm/qp_cmd.hpp, prm/qpc.hpp).
 // CREATE_QP makes a QP in RESET. Checks, in order:
 //   RoCE enabled on the vport (MODIFY_NIC_VPORT_CONTEXT
-//     roce_en; docs/PRM.md bring-up step 10)                  BAD_SYS_STATE kQpRoceDisabled
-//   wq_umem_valid, dbr_umem_valid, offload_type,
-//     wq_signature, cd_master/slave, rlky, fre 0; ece 0
+//     roce_en; docs/PRM.md bring-up step 10)             BAD_SYS_STATE kQpRoceDisabled
+//   offload_type, wq_signature, cd_master/slave, rlky, fre 0; ece 0
 //     unless cap ece_support                             BAD_PARAM kQpUnsupported
 //   input_qpn 0 (no QPN selection)                       BAD_PARAM kQpInputQpn
 //   opt_param_mask 0 (nothing optional at creation)      BAD_PARAM kQpOptParam
@@ -26,9 +25,15 @@
 //   counter_set_id 0 (no Q counters)                     BAD_RES   kQpCounterSet
 //   log_page_size <= 18                                  BAD_PARAM kQpLogPageSize
 //   dbr_addr 8-byte aligned                              BAD_PARAM kQpDbrMisaligned
-//   inlen holds pas[] for RQ + SQ (RQ first: the kernel's
-//     mlx5_ib places the SQ at rq_size bytes)            BAD_INP_LEN kQpPasTooShort
-//   each pas[] page aligned                              BAD_PARAM kQpPasMisaligned
+//   wq_umem_valid 0: inlen holds pas[] for RQ + SQ (RQ
+//     first: the kernel's mlx5_ib places the SQ at
+//     rq_size bytes)                                     BAD_INP_LEN kQpPasTooShort
+//     each pas[] page aligned                            BAD_PARAM kQpPasMisaligned
+//   wq_umem_valid 1: RQ + SQ at wq_umem_offset inside
+//     umem wq_umem_id                                    umem.hpp checks
+//   dbr_umem_valid 1: the record at dbr_addr bytes into
+//     umem dbr_umem_id (later dbr_addr changes by
+//     RST2INIT are not applied to such a QP)             umem.hpp checks
 //   a free qpn (2 .. ) below 2^log_max_qp                NO_RES    kQpExhausted
 // QUERY_QP returns the context with the current state and the engine's
 // progress counters (QpCounters); DESTROY_QP works in
@@ -39,6 +44,7 @@
 #include "sim/fw/objects/objects.hpp"
 #include "sim/fw/objects/qp_decode.hpp"
 #include "sim/fw/objects/syndromes.hpp"
+#include "sim/fw/objects/umem.hpp"
 #include "sim/fw/objects/util.hpp"
 
 #include <cstring>
@@ -58,8 +64,7 @@ Outcome create_qp(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   auto u = [&](prm::Field<qpc> f) { return static_cast<uint32_t>(x.get(f)); };
 
   if (!t.port.roce_en) return fail(CmdStatus::BAD_SYS_STATE_ERR, synd::kQpRoceDisabled);
-  if (in.get(prm::create_qp_in::wq_umem_valid) || u(qpc::dbr_umem_valid) || u(qpc::offload_type) ||
-      u(qpc::wq_signature) || u(qpc::cd_master) || u(qpc::cd_slave_send) ||
+  if (u(qpc::offload_type) || u(qpc::wq_signature) || u(qpc::cd_master) || u(qpc::cd_slave_send) ||
       u(qpc::cd_slave_receive) || u(qpc::rlky) || u(qpc::fre) ||
       (in.get(prm::create_qp_in::ece) && !cap(ctx, prm::cmd_hca_cap::ece_support)))
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kQpUnsupported);
@@ -118,10 +123,24 @@ Outcome create_qp(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   if (q.buf.log_page_size > kMaxLogPageSize)
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kQpLogPageSize);
   if (q.dbr_addr % 8 != 0) return fail(CmdStatus::BAD_PARAM_ERR, synd::kQpDbrMisaligned);
-  if (Outcome o = read_pas(c, prm::create_qp_in::pas, q.rq_bytes + q.sq_bytes, q.buf,
-                           {synd::kQpPasTooShort, synd::kQpPasMisaligned});
-      !o.is_ok())
+  if (in.get(prm::create_qp_in::wq_umem_valid)) {
+    q.buf_umem = static_cast<uint32_t>(in.get(prm::create_qp_in::wq_umem_id));
+    if (Outcome o = umem_place_buffer(t, prm::Opcode::CREATE_QP, q.buf_umem,
+                                      in.get(prm::create_qp_in::wq_umem_offset),
+                                      q.rq_bytes + q.sq_bytes, false, q.buf);
+        !o.is_ok())
+      return o;
+  } else if (Outcome o = read_pas(c, prm::create_qp_in::pas, q.rq_bytes + q.sq_bytes, q.buf,
+                                  {synd::kQpPasTooShort, synd::kQpPasMisaligned});
+             !o.is_ok()) {
     return o;
+  }
+  if (u(qpc::dbr_umem_valid)) {
+    q.dbr_umem = u(qpc::dbr_umem_id);
+    if (Outcome o = umem_place_dbr(t, prm::Opcode::CREATE_QP, q.dbr_umem, q.dbr_addr, &q.dbr_addr);
+        !o.is_ok())
+      return o;
+  }
 
   auto n = t.qp_ids.alloc(uint64_t{1} << cap(ctx, prm::cmd_hca_cap::log_max_qp));
   if (!n) return fail(CmdStatus::NO_RES_ERR, synd::kQpExhausted);
@@ -129,6 +148,8 @@ Outcome create_qp(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   q.state = prm::qp_state::kRst;
   q.created = q.qpc;
   ++pd->refs;
+  umem_ref(t, q.buf_umem, +1);
+  umem_ref(t, q.dbr_umem, +1);
   if (scq) ++scq->refs;
   if (rcq) ++rcq->refs;
   if (srq) ++srq->refs;
@@ -150,6 +171,8 @@ Outcome destroy_qp(FwContext& ctx, const Command& c, std::span<std::byte>) {
   if (Cq* cq = t.cq(q->cqn_snd)) --cq->refs;
   if (Cq* cq = t.cq(q->cqn_rcv)) --cq->refs;
   if (Srq* s = t.srq(q->srqn)) --s->refs;
+  umem_ref(t, q->buf_umem, -1);
+  umem_ref(t, q->dbr_umem, -1);
   t.qps.erase(qpn);
   t.qp_ids.release(qpn);
   return Outcome::ok();

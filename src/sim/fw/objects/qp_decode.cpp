@@ -21,7 +21,7 @@ void qp_decode(Qp& q) {
   q.log_rq_size = u(qpc::log_rq_size);
   q.log_rq_stride = u(qpc::log_rq_stride);
   q.uar_page = u(qpc::uar_page);
-  q.dbr_addr = x.get(qpc::dbr_addr);
+  if (q.dbr_umem == 0) q.dbr_addr = x.get(qpc::dbr_addr);  // else the umem's IOVA stays
   q.user_index = u(qpc::user_index);
   q.log_msg_max = u(qpc::log_msg_max);
   q.mtu = u(qpc::mtu);

@@ -42,12 +42,29 @@ using Gid = std::array<uint8_t, 16>;
 // 4 KiB << log_page_size bytes, the buffer starting page_offset *
 // (page_size / 64) bytes into pas[0] (PRM "CQ/QP context": page_offset is
 // in 64ths of a page).
+// A buffer placed in a DEVX umem (cq_umem_valid / wq_umem_valid) is the
+// umem's pages from the one holding its first byte, which sits byte_offset
+// bytes into pas[0] (page_offset 0).
 struct WqBuffer {
   uint32_t log_page_size = 0;
   uint32_t page_offset = 0;
+  uint64_t byte_offset = 0;  // umem placement only
   std::vector<uint64_t> pas;
   uint64_t page_bytes() const { return uint64_t{4096} << log_page_size; }
-  uint64_t offset_bytes() const { return page_offset * (page_bytes() / 64); }
+  uint64_t offset_bytes() const { return page_offset * (page_bytes() / 64) + byte_offset; }
+};
+
+// A DEVX user memory region (CREATE_UMEM, prm/umem.hpp): pages of
+// 4 KiB << log_page_size at the IOVAs of its MTT entries, its first byte
+// page_offset bytes into pages[0].
+struct Umem {
+  uint32_t log_page_size = 0;
+  uint64_t page_offset = 0;
+  std::vector<uint64_t> pages;
+  bool writable = false;  // every MTT entry has wr_en
+  uint32_t refs = 0;      // CQ / QP buffers and doorbell records placed in it
+  uint64_t page_bytes() const { return uint64_t{4096} << log_page_size; }
+  uint64_t size() const { return pages.size() * page_bytes() - page_offset; }
 };
 
 struct Pd {
@@ -60,8 +77,10 @@ struct Cq {
   uint32_t uar_page = 0;
   uint32_t c_eqn = 0;
   WqBuffer buf;
-  uint64_t dbr_addr = 0;
-  bool oi = false;  // overrun ignore
+  uint64_t dbr_addr = 0;  // IOVA (resolved from the umem when dbr_umem_valid)
+  uint32_t buf_umem = 0;  // umem_id holding the buffer (cq_umem_valid), 0: pas[]
+  uint32_t dbr_umem = 0;  // umem_id holding the doorbell record, 0: dbr_addr is an IOVA
+  bool oi = false;        // overrun ignore
   uint32_t cq_period_mode = 0;
   uint32_t cq_period = 0;     // microseconds
   uint32_t cq_max_count = 0;  // CQEs
@@ -141,7 +160,9 @@ struct Qp {
   uint32_t log_rq_size = 0;    // RQ: 1 << log_rq_size WQEs
   uint32_t log_rq_stride = 0;  // of 16 << log_rq_stride bytes
   uint32_t uar_page = 0;
-  uint64_t dbr_addr = 0;  // [0] receive counter, [1] send counter
+  uint64_t dbr_addr = 0;  // IOVA: [0] receive counter, [1] send counter
+  uint32_t buf_umem = 0;  // umem_id holding the WQ buffer (wq_umem_valid), 0: pas[]
+  uint32_t dbr_umem = 0;  // umem_id holding the doorbell record (dbr_umem_valid)
   WqBuffer buf;           // RQ at byte 0, SQ after it (sq_offset)
   uint64_t rq_bytes = 0;
   uint64_t sq_offset = 0;
@@ -229,6 +250,8 @@ class ObjectTables : public Extension {
   IndexAllocator srq_ids{1};
   std::map<uint32_t, Qp> qps;
   IndexAllocator qp_ids{2};                   // QPN 0 and 1 are the special QP0 / QP1 (IBTA 3.5.6)
+  std::map<uint32_t, Umem> umems;
+  IndexAllocator umem_ids{1};
   std::map<Gid, std::vector<uint32_t>> mcgs;  // multicast GID -> attached QPNs
   // QPNs moved to ERR by a 2ERR_QP command since the data-path engine last
   // took them (it flushes them; sim/engine/transport.cpp run()).
@@ -247,6 +270,10 @@ class ObjectTables : public Extension {
   Qp* qp(uint32_t qpn) {
     auto it = qps.find(qpn);
     return it == qps.end() ? nullptr : &it->second;
+  }
+  Umem* umem(uint32_t id) {
+    auto it = umems.find(id);
+    return it == umems.end() ? nullptr : &it->second;
   }
   Pd* pd(uint32_t pdn) {
     auto it = pds.find(pdn);

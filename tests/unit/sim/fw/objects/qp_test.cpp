@@ -110,7 +110,7 @@ TEST_F(QpTest, BadFieldsAreRefused) {
       {"wq_signature", [](auto x, auto) { x.set(prm::qpc::wq_signature, 1); },
        CmdStatus::BAD_PARAM_ERR, synd::kQpUnsupported},
       {"umem", [](auto, auto c) { c.set(prm::create_qp_in::wq_umem_valid, 1); },
-       CmdStatus::BAD_PARAM_ERR, synd::kQpUnsupported},
+       CmdStatus::BAD_RES_ERR, synd::at(Opcode::CREATE_QP, synd::kUmemUnknown)},
       {"input_qpn", [](auto, auto c) { c.set(prm::create_qp_in::input_qpn, 100); },
        CmdStatus::BAD_PARAM_ERR, synd::kQpInputQpn},
       {"opt_param_mask", [](auto, auto c) { c.set(prm::create_qp_in::opt_param_mask, 1); },
