@@ -172,20 +172,20 @@ inline constexpr uint32_t kSetRoceL3Type = at(prm::Opcode::SET_ROCE_ADDRESS, 4);
 inline constexpr uint32_t kSetRoceIpv4Mapped = at(prm::Opcode::SET_ROCE_ADDRESS, 5);
 
 // ---- CREATE_UMEM / DESTROY_UMEM, and umem placement of CQ / QP buffers ----
-inline constexpr uint32_t kUmemNoMtt = at(prm::Opcode::CREATE_UMEM, 1);           // num_of_mtt 0
-inline constexpr uint32_t kUmemLogPageSize = at(prm::Opcode::CREATE_UMEM, 2);     // > 18
-inline constexpr uint32_t kUmemPageOffset = at(prm::Opcode::CREATE_UMEM, 3);      // >= page
-inline constexpr uint32_t kUmemMttTooShort = at(prm::Opcode::CREATE_UMEM, 4);     // inlen
-inline constexpr uint32_t kUmemMttMisaligned = at(prm::Opcode::CREATE_UMEM, 5);   // not page aligned
-inline constexpr uint32_t kUmemNoAccess = at(prm::Opcode::CREATE_UMEM, 6);        // rd_en 0
-inline constexpr uint32_t kUmemExhausted = at(prm::Opcode::CREATE_UMEM, 7);       // model limit
-inline constexpr uint32_t kUmemTooManyMtts = at(prm::Opcode::CREATE_UMEM, 8);     // model limit
+inline constexpr uint32_t kUmemNoMtt = at(prm::Opcode::CREATE_UMEM, 1);          // num_of_mtt 0
+inline constexpr uint32_t kUmemLogPageSize = at(prm::Opcode::CREATE_UMEM, 2);    // > 18
+inline constexpr uint32_t kUmemPageOffset = at(prm::Opcode::CREATE_UMEM, 3);     // >= page
+inline constexpr uint32_t kUmemMttTooShort = at(prm::Opcode::CREATE_UMEM, 4);    // inlen
+inline constexpr uint32_t kUmemMttMisaligned = at(prm::Opcode::CREATE_UMEM, 5);  // not page aligned
+inline constexpr uint32_t kUmemNoAccess = at(prm::Opcode::CREATE_UMEM, 6);       // rd_en 0
+inline constexpr uint32_t kUmemExhausted = at(prm::Opcode::CREATE_UMEM, 7);      // model limit
+inline constexpr uint32_t kUmemTooManyMtts = at(prm::Opcode::CREATE_UMEM, 8);    // model limit
 inline constexpr uint32_t kDestroyUmemUnknown = at(prm::Opcode::DESTROY_UMEM, 1);
 inline constexpr uint32_t kDestroyUmemInUse = at(prm::Opcode::DESTROY_UMEM, 2);
 // A CQ / QP naming a umem: check numbers 0x201.., combined with the opcode.
-inline constexpr uint16_t kUmemUnknown = 0x201;    // BAD_RESOURCE: no such umem_id
-inline constexpr uint16_t kUmemRange = 0x202;      // BAD_PARAM: buffer / dbr outside the umem
-inline constexpr uint16_t kUmemReadOnly = 0x203;   // BAD_PARAM: device writes, no wr_en
-inline constexpr uint16_t kUmemDbrAlign = 0x204;   // BAD_PARAM: dbr offset not 8-byte aligned
+inline constexpr uint16_t kUmemUnknown = 0x201;   // BAD_RESOURCE: no such umem_id
+inline constexpr uint16_t kUmemRange = 0x202;     // BAD_PARAM: buffer / dbr outside the umem
+inline constexpr uint16_t kUmemReadOnly = 0x203;  // BAD_PARAM: device writes, no wr_en
+inline constexpr uint16_t kUmemDbrAlign = 0x204;  // BAD_PARAM: dbr offset not 8-byte aligned
 
 }  // namespace kbv::sim::fw::synd

@@ -249,7 +249,7 @@ class ObjectTables : public Extension {
   std::map<uint32_t, Srq> srqs;
   IndexAllocator srq_ids{1};
   std::map<uint32_t, Qp> qps;
-  IndexAllocator qp_ids{2};                   // QPN 0 and 1 are the special QP0 / QP1 (IBTA 3.5.6)
+  IndexAllocator qp_ids{2};  // QPN 0 and 1 are the special QP0 / QP1 (IBTA 3.5.6)
   std::map<uint32_t, Umem> umems;
   IndexAllocator umem_ids{1};
   std::map<Gid, std::vector<uint32_t>> mcgs;  // multicast GID -> attached QPNs
