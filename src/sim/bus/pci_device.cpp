@@ -11,11 +11,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 namespace kbv::sim {
 namespace {
@@ -24,6 +26,13 @@ constexpr const char* kLog = "sim.pci";
 using prm::init_seg;
 // Pages of BAR0 that hold the init segment (0..0x2010, device.h mlx5_init_seg).
 constexpr uint64_t kInitSegBytes = 0x3000;
+// UAR pages (docs/PRM.md "UAR page"): the doorbell registers a driver stores
+// to, with their widths — CQ doorbell (sn | cmd | ci, cqn), EQ doorbells
+// (arm / update ci), the two BlueFlame / doorbell halves (log_bf_reg_size 9:
+// a control segment's first 8 bytes at 0x800 or 0x900).
+constexpr uint64_t kUarPageBytes = 4096;
+constexpr std::pair<uint32_t, unsigned> kUarDoorbells[] = {
+    {0x20, 8}, {0x40, 4}, {0x48, 4}, {0x800, 8}, {0x900, 8}};
 
 }  // namespace
 
@@ -157,6 +166,11 @@ std::chrono::steady_clock::time_point PciDevice::housekeep(
   uint32_t raw = 0;
   std::array<std::pair<uint32_t, uint32_t>, 2> addr_writes{};  // (offset, value) of changed regs
   unsigned n_addr = 0;
+  struct UarWrite {
+    uint64_t offset, value;
+    unsigned width;
+  };
+  std::vector<UarWrite> uar_writes;
   if (cfg_.dbell_poll.count() > 0) {
     if (now >= next_poll_) {
       if (!gone) {
@@ -173,6 +187,14 @@ std::chrono::steady_clock::time_point PciDevice::housekeep(
         raw =
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bar0_ + init_seg::kCmdDbellOff))
                 .exchange(0, std::memory_order_acq_rel);
+        for (const uint32_t page : watched_uars_) {
+          for (const auto& [off, width] : kUarDoorbells) {
+            const uint64_t at = uint64_t{page} * kUarPageBytes + off;
+            const uint64_t ones = width == 8 ? ~uint64_t{0} : 0xFFFFFFFFu;
+            const uint64_t v = take_register(at, width);
+            if (v != ones) uar_writes.push_back({at, v, width});
+          }
+        }
       }
       next_poll_ = now + cfg_.dbell_poll;
     }
@@ -181,7 +203,42 @@ std::chrono::steady_clock::time_point PciDevice::housekeep(
   lk.unlock();
   for (unsigned i = 0; i < n_addr; ++i) deliver(addr_writes[i].first, addr_writes[i].second, 4);
   if (raw != 0) deliver(init_seg::kCmdDbellOff, __builtin_bswap32(raw), 4);
+  for (const UarWrite& w : uar_writes) deliver(w.offset, w.value, w.width);
   return next;
+}
+
+// ---- watched UAR pages ----------------------------------------------------------
+
+void PciDevice::watch_uar_page(uint32_t page, bool on) {
+  if (cfg_.dbell_poll.count() <= 0) return;  // every store is trapped
+  if (uint64_t{page + 1} * kUarPageBytes > cfg_.bar0_size || page < 2) return;
+  std::lock_guard lk(mu_);
+  auto it = std::find(watched_uars_.begin(), watched_uars_.end(), page);
+  if (!on) {
+    if (it != watched_uars_.end()) watched_uars_.erase(it);
+    return;
+  }
+  if (it != watched_uars_.end()) return;
+  for (const auto& [off, width] : kUarDoorbells)
+    (void)take_register(uint64_t{page} * kUarPageBytes + off, width);  // all-ones: "no store"
+  watched_uars_.push_back(page);
+}
+
+unsigned PciDevice::watched_width(uint64_t offset) const {
+  const uint64_t page = offset / kUarPageBytes;
+  if (std::find(watched_uars_.begin(), watched_uars_.end(), page) == watched_uars_.end()) return 0;
+  for (const auto& [off, width] : kUarDoorbells)
+    if (offset % kUarPageBytes == off) return width;
+  return 0;
+}
+
+uint64_t PciDevice::take_register(uint64_t offset, unsigned width) {
+  std::byte* p = bar0_ + offset;
+  if (width == 8)
+    return __builtin_bswap64(std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(p))
+                                 .exchange(~uint64_t{0}, std::memory_order_acq_rel));
+  return __builtin_bswap32(std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p))
+                               .exchange(0xFFFFFFFFu, std::memory_order_acq_rel));
 }
 
 // ---- writes -----------------------------------------------------------------
@@ -225,6 +282,12 @@ void PciDevice::on_bar0_write(uint64_t offset, uint64_t value, unsigned width) {
             .exchange(0, std::memory_order_acq_rel);
     if (raw != 0) deliver(offset, __builtin_bswap32(raw), width);
     return;
+  }
+  if (cfg_.dbell_poll.count() > 0) {
+    // A trapped store to a polled doorbell register: delivered now, and the
+    // register set back to "no store" so the poller does not deliver it again.
+    std::unique_lock lk(mu_);
+    if (const unsigned w = watched_width(offset); w == width) (void)take_register(offset, w);
   }
   deliver(offset, value, width);
 }
@@ -332,6 +395,7 @@ void PciDevice::reset() {
   {
     std::lock_guard lk(mu_);
     init_bar0();
+    watched_uars_.clear();  // a reset forgets every UAR allocation
     handler = reset_handler_;
   }
   log::info(kLog, "function reset");

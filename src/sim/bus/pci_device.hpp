@@ -94,8 +94,9 @@ struct DeviceConfig {
   uint64_t timer_khz = 1000000;
   // Poll BAR0 at this period for stores that were not trapped (drivers that
   // write the mapped BAR directly): a changed cmdq_addr_h / cmdq_addr_l_sz is
-  // reported as a write of its new value, then new command doorbell bits.
-  // 0 = off.
+  // reported as a write of its new value, then new command doorbell bits,
+  // then the doorbell registers of the watched UAR pages
+  // (PciFunction::watch_uar_page). 0 = off.
   std::chrono::nanoseconds dbell_poll = std::chrono::nanoseconds(0);
 };
 
@@ -153,6 +154,13 @@ class PciDevice final : public PciFunction {
   // Unassigns every vector and clears MSI-X enable.
   void disable_msix();
 
+  // Watched UAR pages (PciFunction): with the poller on, each doorbell
+  // register of a watched page holds all-ones between stores (no store a
+  // driver makes there is all-ones: EQ numbers stay below 255, CQ and QP
+  // numbers below 2^24); the poller exchanges each register with all-ones
+  // and delivers what it found, a trapped store to one is delivered once.
+  void watch_uar_page(uint32_t page, bool on) override;
+
   // ---- reset (VFIO_DEVICE_RESET, function-level reset) ----
   // Re-initializes BAR0 (init segment, initializing for init_time, health
   // cleared), clears the test hooks, then calls the reset handler. Config
@@ -208,6 +216,11 @@ class PciDevice final : public PciFunction {
   void store_be32(uint32_t off, uint32_t v);
   uint32_t load_be32(uint32_t off) const;
   void deliver(uint64_t offset, uint64_t value, unsigned width);
+  // The doorbell register of a watched UAR page at `offset`, 0 if none;
+  // caller holds mu_.
+  unsigned watched_width(uint64_t offset) const;
+  // Exchanges the register with all-ones; the bytes found, in CPU order.
+  uint64_t take_register(uint64_t offset, unsigned width);
 
   const DeviceConfig cfg_;
   const int bar0_fd_;
@@ -225,7 +238,8 @@ class PciDevice final : public PciFunction {
   std::chrono::steady_clock::time_point init_done_at_;
   std::chrono::steady_clock::time_point next_health_;
   std::chrono::steady_clock::time_point next_poll_;
-  uint32_t polled_addr_[2] = {0, 0};  // cmdq_addr_h / _l_sz as the poller last saw them
+  uint32_t polled_addr_[2] = {0, 0};    // cmdq_addr_h / _l_sz as the poller last saw them
+  std::vector<uint32_t> watched_uars_;  // UAR pages whose doorbells the poller reads
   bool init_pending_ = false;
   uint32_t counter_ = 0;
 

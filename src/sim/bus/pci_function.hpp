@@ -50,6 +50,20 @@ class PciFunction {
   using WriteHandler = std::function<void(uint64_t offset, uint64_t value, unsigned width)>;
   virtual void set_bar0_write_handler(WriteHandler h) = 0;
 
+  // UAR page `page` is live (ALLOC_UAR) / no longer (DEALLOC_UAR, teardown).
+  // A function whose BAR stores are not all trapped (the BAR poller is on,
+  // DeviceConfig::dbell_poll) then polls the page's doorbell registers —
+  // the CQ doorbell (0x20, 8 bytes), the EQ doorbells (0x40 / 0x48, 4 bytes)
+  // and the BlueFlame / doorbell registers (0x800 and 0x900, first 8 bytes)
+  // — and hands each store it finds to the write handler once. Silicon
+  // latches every store; the poller sees the last store to a register
+  // within one poll period, which is what each of these doorbells needs
+  // (the newest counter or arm request wins). Default: nothing to do.
+  virtual void watch_uar_page(uint32_t page, bool on) {
+    (void)page;
+    (void)on;
+  }
+
   // Called on VFIO_DEVICE_RESET and on function-level reset: the firmware
   // drops all state and asserts `initializing` for its configured time.
   virtual void set_reset_handler(std::function<void()> h) = 0;

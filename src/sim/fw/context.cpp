@@ -27,6 +27,8 @@ void FwContext::teardown() {
   hca_.initialized = false;
   ext_.clear();
   eqs_.clear();
+  for (uint32_t i = uars_.first(); i < uars_.first() + uars_.count(); ++i)
+    if (uars_.is_allocated(i)) pci_.watch_uar_page(i, false);
   uars_.clear();
 }
 

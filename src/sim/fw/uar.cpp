@@ -48,6 +48,7 @@ namespace {
 Outcome alloc_uar(FwContext& ctx, const Command&, std::span<std::byte> out) {
   std::optional<uint32_t> idx = ctx.uars().alloc();
   if (!idx) return Outcome::fail(CmdStatus::NO_RES_ERR, synd::kUarExhausted);
+  ctx.pci().watch_uar_page(*idx, true);  // its doorbells are live now
   prm::Ref<prm::alloc_uar_out>(out.data()).set(prm::alloc_uar_out::uar, *idx);
   return Outcome::ok();
 }
@@ -60,7 +61,9 @@ Outcome dealloc_uar(FwContext& ctx, const Command& c, std::span<std::byte>) {
     return Outcome::fail(CmdStatus::BAD_RES_STATE_ERR, synd::kUarInUse);
   if (ctx.uars().is_allocated(idx) && ctx.uar_referenced(idx))
     return Outcome::fail(CmdStatus::BAD_RES_STATE_ERR, synd::kUarInUseByObject);
-  return ctx.uars().free(idx);
+  Outcome o = ctx.uars().free(idx);
+  if (o.is_ok()) ctx.pci().watch_uar_page(idx, false);
+  return o;
 }
 
 }  // namespace

@@ -284,6 +284,59 @@ TEST(SimPciDevice, PollerDeliversUntrappedWritesInOrder) {
   EXPECT_EQ(be32(d->bar0(), init_seg::kCmdDbellOff), 0u);
 }
 
+// The doorbell registers of UAR pages the firmware watches (ALLOC_UAR), for
+// drivers whose stores are not trapped: each store found is delivered once
+// with its width, including an all-zero EQ doorbell (eqn 0, ci 0); a store to
+// an unwatched page is not; a trapped store to a watched register is
+// delivered by the trap only.
+TEST(SimPciDevice, PollerDeliversWatchedUarDoorbells) {
+  DeviceConfig c = quick();
+  c.dbell_poll = 1ms;
+  auto d = make(c);
+  struct Seen {
+    uint64_t off, v;
+    unsigned w;
+  };
+  std::mutex mu;
+  std::vector<Seen> seen;
+  d->set_bar0_write_handler([&](uint64_t off, uint64_t v, unsigned w) {
+    std::lock_guard lk(mu);
+    seen.push_back({off, v, w});
+  });
+  auto has = [&](uint64_t off) {
+    std::lock_guard lk(mu);
+    for (const Seen& s : seen)
+      if (s.off == off) return true;
+    return false;
+  };
+  auto put_be64 = [&](uint64_t off, uint64_t v) {
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(d->bar0().data() + off))
+        .store(__builtin_bswap64(v), std::memory_order_release);
+  };
+  constexpr uint64_t kPage = 5 * 4096, kOther = 6 * 4096;
+  d->watch_uar_page(5, true);
+  put_be32(d->bar0(), kPage + 0x40, 0);              // EQ 0 arm, ci 0
+  put_be64(kPage + 0x800, 0x0000010A'00000703ull);   // SQ doorbell, qpn 7
+  put_be64(kOther + 0x800, 0x0000020A'00000803ull);  // unwatched page
+  ASSERT_TRUE(wait_for([&] { return has(kPage + 0x40) && has(kPage + 0x800); }));
+  // A trapped store to a watched register: memory holds it, the trap reports it.
+  put_be64(kPage + 0x20, 0x10000005'00000009ull);
+  d->bar0_trap().on_write(kPage + 0x20, 0x10000005'00000009ull, 8);
+  put_be64(kPage + 0x900, 0x0000030A'00000703ull);  // a last untrapped store
+  ASSERT_TRUE(wait_for([&] { return has(kPage + 0x900); }));
+  std::lock_guard lk(mu);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].off, kPage + 0x40);
+  EXPECT_EQ(seen[0].v, 0u);
+  EXPECT_EQ(seen[0].w, 4u);
+  EXPECT_EQ(seen[1].off, kPage + 0x800);
+  EXPECT_EQ(seen[1].v, 0x0000010A'00000703ull);
+  EXPECT_EQ(seen[1].w, 8u);
+  EXPECT_EQ(seen[2].off, kPage + 0x20);  // the trapped store, once
+  EXPECT_EQ(seen[2].v, 0x10000005'00000009ull);
+  EXPECT_EQ(seen[3].off, kPage + 0x900);
+}
+
 TEST(SimPciDevice, DmaNeedsBusMaster) {
   auto d = make(quick());
   void* mem = std::aligned_alloc(4096, 4096);
