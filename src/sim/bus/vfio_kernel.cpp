@@ -155,12 +155,74 @@ Kernel::Model* Kernel::model_by_group(int group) const {
 
 // ---- descriptors -------------------------------------------------------------------
 
-int Kernel::reserve_fd(Fd f) {
-  // A real descriptor number, so it never collides with the application's.
-  const int fd = ::eventfd(0, EFD_CLOEXEC);
+int Kernel::reserve_fd(Fd f, bool cloexec) {
+  // A real descriptor number, so it never collides with the application's;
+  // counter 1: always readable and writable, like a file without poll.
+  const int fd = ::eventfd(1, cloexec ? EFD_CLOEXEC : 0);
   if (fd < 0) return -errno;
-  fds_[fd] = std::make_unique<Fd>(std::move(f));
+  fds_[fd] = std::make_shared<Fd>(std::move(f));
   return fd;
+}
+
+int Kernel::dup_fd(int oldfd, int newfd, int flags, int min_fd) {
+  std::lock_guard lk(mu_);
+  auto it = fds_.find(oldfd);
+  if (it == fds_.end()) return fail(EBADF);
+  std::shared_ptr<Fd> file = it->second;
+  int fd;
+  if (newfd < 0) {
+    fd = ::fcntl(oldfd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, min_fd);
+    if (fd < 0) return -1;
+  } else {
+    if (newfd == oldfd) {
+      if (flags != -1) return fail(EINVAL);  // dup3: same numbers
+      return newfd;                          // dup2: nothing to do
+    }
+    // What `newfd` referred to is closed by dup2/dup3 (atomically on Linux);
+    // the model's state of it goes with it.
+    auto prev = fds_.find(newfd);
+    std::shared_ptr<Fd> old_file;
+    if (prev != fds_.end()) {
+      old_file = std::move(prev->second);
+      fds_.erase(prev);
+    }
+    fd = ::dup3(oldfd, newfd, flags == -1 ? 0 : (flags & O_CLOEXEC));
+    if (fd < 0) {
+      const int e = errno;
+      if (old_file) fds_[newfd] = std::move(old_file);  // nothing happened
+      errno = e;
+      return -1;
+    }
+    if (old_file && old_file.use_count() == 1) release_file(*old_file);
+  }
+  fds_[fd] = std::move(file);
+  return fd;
+}
+
+void Kernel::forget_fd(int fd) {
+  std::lock_guard lk(mu_);
+  auto it = fds_.find(fd);
+  if (it == fds_.end()) return;
+  std::shared_ptr<Fd> f = std::move(it->second);
+  fds_.erase(it);
+  if (f.use_count() == 1) release_file(*f);
+}
+
+char Kernel::fd_kind(int fd, std::string* path) const {
+  std::lock_guard lk(mu_);
+  auto it = fds_.find(fd);
+  if (it == fds_.end()) return 0;
+  const Fd& f = *it->second;
+  switch (f.kind) {
+    case Fd::kContainer:
+      if (path) *path = "/dev/vfio/vfio";
+      return 'C';
+    case Fd::kGroup:
+      if (path) *path = "/dev/vfio/" + std::to_string(f.model->group);
+      return 'G';
+    case Fd::kDevice: return 'D';
+  }
+  return 0;
 }
 
 Kernel::Fd* Kernel::find_fd(int fd) {
@@ -191,14 +253,15 @@ int Kernel::open(const char* path, int flags) {
   std::unique_lock lk(mu_);
   if (p == "/dev/vfio/vfio") {
     // container.c vfio_fops_open: every open is a new container.
-    const int fd = reserve_fd(Fd{Fd::kContainer, std::make_shared<Container>(), nullptr});
+    const int fd = reserve_fd(Fd{Fd::kContainer, std::make_shared<Container>(), nullptr},
+                              (flags & O_CLOEXEC) != 0);
     return fd < 0 ? fail(-fd) : fd;
   }
   if (const int g = group_number(p); g >= 0) {
     if (Model* m = model_by_group(g)) {
       // group.c vfio_group_fops_open: one open file per group.
       if (m->group_open) return fail(EBUSY);
-      const int fd = reserve_fd(Fd{Fd::kGroup, nullptr, m});
+      const int fd = reserve_fd(Fd{Fd::kGroup, nullptr, m}, (flags & O_CLOEXEC) != 0);
       if (fd < 0) return fail(-fd);
       m->group_open = true;
       return fd;
@@ -218,8 +281,15 @@ int Kernel::close(int fd) {
     lk.unlock();
     return real_.close(fd);
   }
-  std::unique_ptr<Fd> f = std::move(it->second);
+  std::shared_ptr<Fd> f = std::move(it->second);
   fds_.erase(it);
+  if (f.use_count() == 1) release_file(*f);  // else a dup of it is still open
+  lk.unlock();
+  return ::close(fd);
+}
+
+void Kernel::release_file(Fd& file) {
+  Fd* f = &file;
   if (f->kind == Fd::kGroup) {
     // Device descriptors hold the group's open file (container.c
     // vfio_group_use_container: get_file(group->opened_file)): the group is
@@ -247,8 +317,6 @@ int Kernel::close(int fd) {
       }
     }
   }
-  lk.unlock();
-  return ::close(fd);
 }
 
 void Kernel::detach_group(Model& m) {

@@ -50,7 +50,12 @@
 //          mmio_trap(fd, 0) delivers stores to the model's write handler.
 // Unknown ioctls give ENOTTY, short argsz EINVAL, a null argument EFAULT,
 // descriptors of another kind EINVAL/ENOTTY as Linux does. Descriptors are
-// real numbers reserved in the process (eventfds), released by close().
+// real numbers reserved in the process: eventfds holding 1, so that poll(2)
+// and select(2) report them readable and writable as Linux reports a file
+// without a poll method (DEFAULT_POLLMASK); close-on-exec as the open flags
+// say (device descriptors always, as vfio's get_unused_fd_flags(O_CLOEXEC)).
+// Released by close(); dup_fd / forget_fd keep the table right across
+// dup(2) family calls.
 //
 // stat_path answers stat/lstat for the model's paths (rdma-core's mlx5_vfio
 // stats the device directory and /dev/vfio/<n> before opening them).
@@ -120,6 +125,25 @@ class Kernel final : public platform::Sys {
   bool owns_path(const char* path) const;
   bool owns_fd(int fd) const;
 
+  // Descriptor duplication (dup(2), dup2/dup3, fcntl F_DUPFD / F_DUPFD_CLOEXEC
+  // of a model descriptor): the new number refers to the same open file —
+  // the same container, or holds the group / device open until the last of
+  // its descriptors closes, as Linux's struct file reference does.
+  //   dup_fd(old, -1, flags, min)  the lowest free number >= min (dup, F_DUPFD;
+  //                                flags O_CLOEXEC for F_DUPFD_CLOEXEC)
+  //   dup_fd(old, new, flags, 0)   exactly `new` (dup2 / dup3), closing what
+  //                                `new` was (a model descriptor is released)
+  // Returns the new descriptor or -1 with errno (EBADF: `old` not open;
+  // EINVAL: dup3 with old == new; the real system's errors).
+  int dup_fd(int oldfd, int newfd, int flags, int min_fd);
+  // Forgets model descriptor `fd` without closing the number (the caller is
+  // about to reuse it, e.g. dup2 of a real descriptor onto it): the open file
+  // is released if this was its last descriptor. No-op for other numbers.
+  void forget_fd(int fd);
+  // What a descriptor is: 'C' container, 'G' group, 'D' device, 0 not the
+  // model's; `path` receives the /dev path of a container / group.
+  char fd_kind(int fd, std::string* path = nullptr) const;
+
   // platform::Sys
   int open(const char* path, int flags) override;
   int close(int fd) override;
@@ -152,9 +176,11 @@ class Kernel final : public platform::Sys {
   int device_ioctl(Model& m, unsigned long req, void* arg);
   int set_irqs(Model& m, void* arg);
   ssize_t region_rw(Model& m, void* buf, size_t count, off_t offset, bool write);
-  void detach_group(Model& m);  // mu_ held
-  int reserve_fd(Fd f);         // mu_ held; -errno on failure
-  Fd* find_fd(int fd);          // mu_ held
+  void detach_group(Model& m);                // mu_ held
+  int reserve_fd(Fd f, bool cloexec = true);  // mu_ held; -errno on failure
+  Fd* find_fd(int fd);                        // mu_ held
+  // The last descriptor of an open file went away (mu_ held).
+  void release_file(Fd& f);
 
   // sysfs (vfio_sysfs.cpp); mu_ held. A path that belongs to the model's
   // part of sysfs gets an answer; `handled` false means "not ours".
@@ -168,7 +194,7 @@ class Kernel final : public platform::Sys {
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Model>> models_;  // by name
   Attach attach_;
-  std::unordered_map<int, std::unique_ptr<Fd>> fds_;
+  std::unordered_map<int, std::shared_ptr<Fd>> fds_;  // dup'ed numbers share the Fd
 };
 
 }  // namespace kbv::sim

@@ -12,50 +12,57 @@
 // functions). KBV_SIM_PORT_HOST=N gives device i the port address
 // 127.0.0.(N+i) (default: the next free numbers of the process; set it when
 // several preloaded processes talk to each other). KBV_SIM_DBELL_POLL_US
-// (default 1000) sets how often each model polls BAR0, since a preloaded
-// program's BAR stores are not trapped (pci_device.hpp).
+// (default 1000) sets how often each model polls BAR0 — the command doorbell
+// and the doorbell registers of live UAR pages — since a preloaded program's
+// BAR stores are not trapped (pci_device.hpp). rdma-core's mlx5_vfio runs
+// unmodified on these devices (tests/e2e/preload/mlx5_vfio_test.c).
 //
-// Interposed (glibc symbols, found with dlsym(RTLD_NEXT)): open, open64,
-// openat, openat64, __open_2, __open64_2, fopen, fopen64, close, ioctl,
-// pread, pread64,
-// pwrite, pwrite64, mmap, mmap64, readlink, readlinkat, access, stat, stat64,
-// lstat, lstat64, fstatat, fstatat64, opendir, readdir, readdir64, closedir. A call is routed to
-// the model when its path or descriptor is the model's (Kernel::owns_path / owns_fd), otherwise it
-// goes straight to the next definition (libc). Calls the model itself makes
-// while answering (eventfd, memfd, mmap of its BAR memory) bypass the routing
-// through a per-thread re-entrancy flag.
+// Interposed (glibc symbols, the next definition found with
+// dlsym(RTLD_NEXT)); a call is routed to the model when its path or
+// descriptor is the model's (Kernel::owns_path / owns_fd), otherwise it goes
+// straight to libc:
+//   descriptors (this file): close, ioctl, read, __read_chk, write, pread,
+//     pread64, __pread_chk, __pread64_chk, preadv, preadv64, pwrite,
+//     pwrite64, pwritev, pwritev64, mmap, mmap64, dup, dup2, dup3, fcntl and
+//     fcntl64 (F_DUPFD / F_DUPFD_CLOEXEC duplicate a model descriptor; other
+//     commands act on its placeholder), poll, __poll_chk, ppoll, __ppoll_chk
+//     (a model descriptor is readable and writable, as Linux reports a file
+//     without a poll method), epoll_ctl (EPERM for a model descriptor, as
+//     Linux for such a file);
+//   paths, stat, directories (preload_fs.cpp): see there.
+// Not interposed, because nothing routes through them: munmap (a BAR
+// mapping is a real mapping of the model's memory), eventfd (MSI-X
+// eventfds are the program's own, signalled by the model), select (the
+// placeholders answer it natively). Calls the model makes itself while
+// answering bypass the routing through a per-thread re-entrancy flag.
+// read / write of a VFIO device descriptor is EINVAL (use pread / pwrite at
+// a region offset; Linux would access the region at the file position).
+// With KBV_SIM_DEVICES unset or 0 nothing is routed.
 //
-// Not interposed: freopen, statx, the pre-2.33
-// __xstat family, read on the
-// model's VFIO descriptors, openat relative to a directory descriptor,
-// fdopendir/dirfd of the model's directories. With KBV_SIM_DEVICES unset or 0
-// nothing is routed.
+// Threading: every interposer may be called from any thread, and from any
+// library's constructor (every piece of state is constinit or a
+// function-local static; preload.hpp).
 //
-// Threading: every interposer may be called from any thread.
 // The interposers define the plain and the *64 symbols themselves, so the
 // headers must not redirect one to the other (on LP64 off_t is 64-bit anyway).
 #undef _FORTIFY_SOURCE
 #undef _FILE_OFFSET_BITS
 static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == off64_t)");
 
-#include <dirent.h>
-#include <dlfcn.h>
+#include "sim/preload/preload.hpp"
+
 #include <fcntl.h>
-#include <linux/limits.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
 #include <cstdarg>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -66,38 +73,10 @@ static_assert(sizeof(void*) == 8, "the preload library assumes LP64 (off_t == of
 // glibc's fortify failure report (debug/chk_fail.c); not in any header.
 extern "C" [[noreturn]] void __chk_fail(void);
 
-namespace {
+namespace kbv::sim::preload {
 
-using kbv::sim::Kernel;
-
-// Every namespace-scope variable here is constinit: another library's
-// constructor may call an interposer before this library's initialisers run.
 constinit thread_local bool t_in_model = false;
 constinit std::atomic<bool> g_active{false};
-
-// Marks "inside the model" for the current thread.
-struct InModel {
-  InModel() : prev(t_in_model) { t_in_model = true; }
-  ~InModel() { t_in_model = prev; }
-  bool prev;
-};
-
-template <class F>
-F next(const char* name) {
-  return reinterpret_cast<F>(::dlsym(RTLD_NEXT, name));
-}
-
-// Declares `real_fn`, the next definition of `name` (normally libc's),
-// looked up once; errno = ENOSYS when there is none.
-#define KBV_NEXT(name, type)                                  \
-  using RealFn = type;                                        \
-  static std::atomic<RealFn> real_slot{nullptr};              \
-  RealFn real_fn = real_slot.load(std::memory_order_acquire); \
-  if (!real_fn) {                                             \
-    real_fn = next<RealFn>(name);                             \
-    real_slot.store(real_fn, std::memory_order_release);      \
-  }                                                           \
-  if (!real_fn) errno = ENOSYS
 
 bool route_path(const char* path) {
   if (t_in_model || !g_active.load(std::memory_order_acquire) || !path || path[0] != '/')
@@ -112,51 +91,7 @@ bool route_fd(int fd) {
   return Kernel::instance().owns_fd(fd);
 }
 
-bool needs_mode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
-
-// ---- directories -------------------------------------------------------------------
-// A model (or merged) directory is a FakeDir handed out as a DIR*; readdir
-// recognises it by address.
-struct FakeDir {
-  std::vector<std::string> names;
-  size_t pos = 0;
-  struct dirent64 ent {};
-};
-// The open FakeDirs. Any library's constructor may call readdir/closedir
-// before this library's static initialisers ran (libnuma's does), so the
-// table is a function-local static and the fast path is a constant-initialised
-// counter: with no model directory open, real DIRs never touch the table.
-constinit std::atomic<int> g_fake_dirs{0};
-
-struct DirTable {
-  std::mutex mu;
-  std::set<void*> dirs;
-};
-
-DirTable& dir_table() {
-  static auto* t = new DirTable;  // never destroyed: used until process exit
-  return *t;
-}
-
-FakeDir* as_fake(DIR* d) {
-  if (g_fake_dirs.load(std::memory_order_acquire) == 0) return nullptr;
-  DirTable& t = dir_table();
-  std::lock_guard lk(t.mu);
-  return t.dirs.count(d) ? reinterpret_cast<FakeDir*>(d) : nullptr;
-}
-
-struct dirent64* fake_next(FakeDir* f) {
-  if (f->pos >= f->names.size()) return nullptr;
-  const std::string& n = f->names[f->pos];
-  std::memset(&f->ent, 0, sizeof f->ent);
-  f->ent.d_ino = f->pos + 1;
-  f->ent.d_off = static_cast<off64_t>(f->pos + 1);
-  f->ent.d_reclen = sizeof f->ent;
-  f->ent.d_type = DT_UNKNOWN;
-  std::strncpy(f->ent.d_name, n.c_str(), sizeof f->ent.d_name - 1);
-  ++f->pos;
-  return &f->ent;
-}
+namespace {
 
 // Creates the devices named by the environment.
 __attribute__((constructor)) void kbv_sim_preload_init() {
@@ -178,7 +113,7 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
       p = c + 1;
     }
   }
-  kbv::sim::DeviceConfig cfg;
+  DeviceConfig cfg;
   long poll_us = 1000;
   if (const char* p = std::getenv("KBV_SIM_DBELL_POLL_US")) poll_us = std::strtol(p, nullptr, 10);
   cfg.dbell_poll = std::chrono::microseconds(poll_us > 0 ? poll_us : 0);
@@ -187,15 +122,15 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
   long host = 0;
   if (const char* h = std::getenv("KBV_SIM_PORT_HOST")) host = std::strtol(h, nullptr, 10);
   // The models live as long as the process, like the Kernel that owns them.
-  static auto* models = new std::vector<std::unique_ptr<kbv::sim::Model>>;
+  static auto* models = new std::vector<std::unique_ptr<Model>>;
   int made = 0;
   for (const std::string& name : names) {
-    kbv::Status st;
+    Status st;
     if (with_fw) {
-      kbv::sim::ModelConfig mc;
+      ModelConfig mc;
       mc.device = cfg;
       if (host > 0 && host + made < 200) mc.port_host = static_cast<uint8_t>(host + made);
-      auto m = kbv::sim::Model::create(name, mc);
+      auto m = Model::create(name, mc);
       if (m) models->push_back(std::move(*m));
       st = m.status();
     } else {
@@ -204,157 +139,78 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
     if (st) {
       ++made;
     } else {
-      kbv::log::error("sim.preload", "cannot create model device '{}': {}", name, st.to_string());
+      log::error("sim.preload", "cannot create model device '{}': {}", name, st.to_string());
     }
   }
   g_active.store(made > 0, std::memory_order_release);
 }
 
-int open_common(const char* path, int flags, mode_t mode, const char* sym) {
-  if (route_path(path)) {
-    InModel in;
-    return Kernel::instance().open(path, flags);
+// Linux's answer to poll() for a file without a poll method (DEFAULT_POLLMASK).
+constexpr short kDefaultPollMask = POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
+
+// poll / ppoll over a set that may hold model descriptors: those are always
+// ready, so the real call only looks at the others (without waiting when a
+// model descriptor is in the set). `real` polls the set with the model
+// entries disabled (fd -1 is ignored by poll) and a wait flag.
+template <class Real>
+int poll_mixed(struct pollfd* fds, nfds_t n, Real real) {
+  if (t_in_model || !g_active.load(std::memory_order_acquire)) return real(fds, n, true);
+  std::vector<std::pair<nfds_t, int>> mine;
+  for (nfds_t i = 0; i < n; ++i)
+    if (route_fd(fds[i].fd)) mine.emplace_back(i, fds[i].fd);
+  if (mine.empty()) return real(fds, n, true);
+  for (auto& [i, fd] : mine) fds[i].fd = -1;
+  int r = real(fds, n, false);
+  const int e = errno;
+  for (auto& [i, fd] : mine) fds[i].fd = fd;
+  if (r < 0) {
+    errno = e;
+    return r;
   }
-  using Fn = int (*)(const char*, int, ...);
-  static std::atomic<Fn> fns[2];
-  const int slot = std::strcmp(sym, "open") == 0 ? 0 : 1;
-  Fn f = fns[slot].load(std::memory_order_acquire);
-  if (!f) {
-    f = next<Fn>(sym);
-    fns[slot].store(f, std::memory_order_release);
+  for (auto& [i, fd] : mine) {
+    fds[i].revents = static_cast<short>(fds[i].events & kDefaultPollMask);
+    if (fds[i].revents) ++r;
   }
-  if (!f) {
-    errno = ENOSYS;
-    return -1;
-  }
-  return f(path, flags, mode);
+  return r;
 }
 
-int openat_common(int dirfd, const char* path, int flags, mode_t mode, const char* sym) {
-  if (route_path(path)) {  // absolute paths only: dirfd is ignored for those
-    InModel in;
-    return Kernel::instance().open(path, flags);
+// preadv / pwritev of a model descriptor: one region access per iovec.
+ssize_t vector_rw(int fd, const struct iovec* iov, int n, off_t off, bool write) {
+  InModel in;
+  ssize_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    const ssize_t r =
+        write ? Kernel::instance().pwrite(fd, iov[i].iov_base, iov[i].iov_len, off + total)
+              : Kernel::instance().pread(fd, iov[i].iov_base, iov[i].iov_len, off + total);
+    if (r < 0) return total > 0 ? total : r;
+    total += r;
+    if (static_cast<size_t>(r) < iov[i].iov_len) break;
   }
-  using Fn = int (*)(int, const char*, int, ...);
-  static std::atomic<Fn> fns[2];
-  const int slot = std::strcmp(sym, "openat") == 0 ? 0 : 1;
-  Fn f = fns[slot].load(std::memory_order_acquire);
-  if (!f) {
-    f = next<Fn>(sym);
-    fns[slot].store(f, std::memory_order_release);
-  }
-  if (!f) {
-    errno = ENOSYS;
-    return -1;
-  }
-  return f(dirfd, path, flags, mode);
+  return total;
 }
 
 }  // namespace
+}  // namespace kbv::sim::preload
 
-extern "C" {
+using kbv::sim::Kernel;
+using kbv::sim::preload::copy_dir_fd;
+using kbv::sim::preload::drop_dir_fd;
+using kbv::sim::preload::InModel;
+using kbv::sim::preload::route_fd;
 
-__attribute__((visibility("default"))) int open(const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if (needs_mode(flags)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  return open_common(path, flags, mode, "open");
-}
+#define KBV_EXPORT extern "C" __attribute__((visibility("default")))
 
-__attribute__((visibility("default"))) int open64(const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if (needs_mode(flags)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  return open_common(path, flags, mode, "open64");
-}
-
-__attribute__((visibility("default"))) int __open_2(const char* path, int flags) {
-  return open_common(path, flags, 0, "open");
-}
-
-__attribute__((visibility("default"))) int __open64_2(const char* path, int flags) {
-  return open_common(path, flags, 0, "open64");
-}
-
-__attribute__((visibility("default"))) int openat(int dirfd, const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if (needs_mode(flags)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  return openat_common(dirfd, path, flags, mode, "openat");
-}
-
-__attribute__((visibility("default"))) int openat64(int dirfd, const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if (needs_mode(flags)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  return openat_common(dirfd, path, flags, mode, "openat64");
-}
-
-// stdio: glibc's fopen opens internally (not through open), so it needs its
-// own interposer. Model paths are opened by the model and wrapped by fdopen.
-FILE* fopen_common(const char* path, const char* mode, const char* sym) {
-  if (route_path(path) && mode) {
-    InModel in;
-    const bool rw = std::strchr(mode, '+') || mode[0] == 'w' || mode[0] == 'a';
-    const int fd = Kernel::instance().open(path, rw ? O_RDWR : O_RDONLY);
-    if (fd < 0) return nullptr;
-    FILE* f = ::fdopen(fd, mode);
-    if (!f) {
-      const int e = errno;
-      Kernel::instance().close(fd);
-      errno = e;
-    }
-    return f;
-  }
-  using Fn = FILE* (*)(const char*, const char*);
-  static std::atomic<Fn> fns[2];
-  const int slot = std::strcmp(sym, "fopen") == 0 ? 0 : 1;
-  Fn f = fns[slot].load(std::memory_order_acquire);
-  if (!f) {
-    f = next<Fn>(sym);
-    fns[slot].store(f, std::memory_order_release);
-  }
-  if (!f) {
-    errno = ENOSYS;
-    return nullptr;
-  }
-  return f(path, mode);
-}
-
-__attribute__((visibility("default"))) FILE* fopen(const char* path, const char* mode) {
-  return fopen_common(path, mode, "fopen");
-}
-
-__attribute__((visibility("default"))) FILE* fopen64(const char* path, const char* mode) {
-  return fopen_common(path, mode, "fopen64");
-}
-
-__attribute__((visibility("default"))) int close(int fd) {
+KBV_EXPORT int close(int fd) {
   if (route_fd(fd)) {
     InModel in;
     return Kernel::instance().close(fd);
   }
+  drop_dir_fd(fd);  // a model directory's placeholder: forget it, close the number
   KBV_NEXT("close", int (*)(int));
   return real_fn ? real_fn(fd) : -1;
 }
 
-__attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, ...) {
+KBV_EXPORT int ioctl(int fd, unsigned long request, ...) {
   va_list ap;
   va_start(ap, request);
   void* arg = va_arg(ap, void*);
@@ -367,39 +223,7 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, 
   return real_fn ? real_fn(fd, request, arg) : -1;
 }
 
-__attribute__((visibility("default"))) ssize_t pread(int fd, void* buf, size_t n, off_t off) {
-  if (route_fd(fd)) {
-    InModel in;
-    return Kernel::instance().pread(fd, buf, n, off);
-  }
-  KBV_NEXT("pread", ssize_t(*)(int, void*, size_t, off_t));
-  return real_fn ? real_fn(fd, buf, n, off) : -1;
-}
-
-__attribute__((visibility("default"))) ssize_t pread64(int fd, void* buf, size_t n, off64_t off) {
-  if (route_fd(fd)) {
-    InModel in;
-    return Kernel::instance().pread(fd, buf, n, off);
-  }
-  KBV_NEXT("pread64", ssize_t(*)(int, void*, size_t, off64_t));
-  return real_fn ? real_fn(fd, buf, n, off) : -1;
-}
-
-// Fortified variants (-D_FORTIFY_SOURCE; Debian builds rdma-core with it:
-// libmlx5 calls __pread_chk). `buflen` is the destination object's size.
-__attribute__((visibility("default"))) ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off,
-                                                           size_t buflen) {
-  if (n > buflen) __chk_fail();
-  return pread(fd, buf, n, off);
-}
-
-__attribute__((visibility("default"))) ssize_t __pread64_chk(int fd, void* buf, size_t n,
-                                                             off64_t off, size_t buflen) {
-  if (n > buflen) __chk_fail();
-  return pread64(fd, buf, n, off);
-}
-
-__attribute__((visibility("default"))) ssize_t read(int fd, void* buf, size_t n) {
+KBV_EXPORT ssize_t read(int fd, void* buf, size_t n) {
   if (route_fd(fd)) {
     InModel in;
     return Kernel::instance().read(fd, buf, n);
@@ -408,14 +232,63 @@ __attribute__((visibility("default"))) ssize_t read(int fd, void* buf, size_t n)
   return real_fn ? real_fn(fd, buf, n) : -1;
 }
 
-__attribute__((visibility("default"))) ssize_t __read_chk(int fd, void* buf, size_t n,
-                                                          size_t buflen) {
+// Fortified variants (-D_FORTIFY_SOURCE; Debian builds rdma-core with it:
+// libmlx5 calls __pread_chk). `buflen` is the destination object's size.
+KBV_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
   if (n > buflen) __chk_fail();
   return read(fd, buf, n);
 }
 
-__attribute__((visibility("default"))) ssize_t pwrite(int fd, const void* buf, size_t n,
-                                                      off_t off) {
+KBV_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
+  if (route_fd(fd)) {
+    errno = EINVAL;  // VFIO descriptors: pwrite at a region offset
+    return -1;
+  }
+  KBV_NEXT("write", ssize_t(*)(int, const void*, size_t));
+  return real_fn ? real_fn(fd, buf, n) : -1;
+}
+
+KBV_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t off) {
+  if (route_fd(fd)) {
+    InModel in;
+    return Kernel::instance().pread(fd, buf, n, off);
+  }
+  KBV_NEXT("pread", ssize_t(*)(int, void*, size_t, off_t));
+  return real_fn ? real_fn(fd, buf, n, off) : -1;
+}
+
+KBV_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off64_t off) {
+  if (route_fd(fd)) {
+    InModel in;
+    return Kernel::instance().pread(fd, buf, n, off);
+  }
+  KBV_NEXT("pread64", ssize_t(*)(int, void*, size_t, off64_t));
+  return real_fn ? real_fn(fd, buf, n, off) : -1;
+}
+
+KBV_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
+  if (n > buflen) __chk_fail();
+  return pread(fd, buf, n, off);
+}
+
+KBV_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t buflen) {
+  if (n > buflen) __chk_fail();
+  return pread64(fd, buf, n, off);
+}
+
+KBV_EXPORT ssize_t preadv(int fd, const struct iovec* iov, int n, off_t off) {
+  if (route_fd(fd)) return kbv::sim::preload::vector_rw(fd, iov, n, off, false);
+  KBV_NEXT("preadv", ssize_t(*)(int, const struct iovec*, int, off_t));
+  return real_fn ? real_fn(fd, iov, n, off) : -1;
+}
+
+KBV_EXPORT ssize_t preadv64(int fd, const struct iovec* iov, int n, off64_t off) {
+  if (route_fd(fd)) return kbv::sim::preload::vector_rw(fd, iov, n, off, false);
+  KBV_NEXT("preadv64", ssize_t(*)(int, const struct iovec*, int, off64_t));
+  return real_fn ? real_fn(fd, iov, n, off) : -1;
+}
+
+KBV_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
   if (route_fd(fd)) {
     InModel in;
     return Kernel::instance().pwrite(fd, buf, n, off);
@@ -424,8 +297,7 @@ __attribute__((visibility("default"))) ssize_t pwrite(int fd, const void* buf, s
   return real_fn ? real_fn(fd, buf, n, off) : -1;
 }
 
-__attribute__((visibility("default"))) ssize_t pwrite64(int fd, const void* buf, size_t n,
-                                                        off64_t off) {
+KBV_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t off) {
   if (route_fd(fd)) {
     InModel in;
     return Kernel::instance().pwrite(fd, buf, n, off);
@@ -434,172 +306,154 @@ __attribute__((visibility("default"))) ssize_t pwrite64(int fd, const void* buf,
   return real_fn ? real_fn(fd, buf, n, off) : -1;
 }
 
-__attribute__((visibility("default"))) void* mmap(void* addr, size_t len, int prot, int flags,
-                                                  int fd, off_t off) {
+KBV_EXPORT ssize_t pwritev(int fd, const struct iovec* iov, int n, off_t off) {
+  if (route_fd(fd)) return kbv::sim::preload::vector_rw(fd, iov, n, off, true);
+  KBV_NEXT("pwritev", ssize_t(*)(int, const struct iovec*, int, off_t));
+  return real_fn ? real_fn(fd, iov, n, off) : -1;
+}
+
+KBV_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int n, off64_t off) {
+  if (route_fd(fd)) return kbv::sim::preload::vector_rw(fd, iov, n, off, true);
+  KBV_NEXT("pwritev64", ssize_t(*)(int, const struct iovec*, int, off64_t));
+  return real_fn ? real_fn(fd, iov, n, off) : -1;
+}
+
+KBV_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (!(flags & MAP_ANONYMOUS) && route_fd(fd)) {
     InModel in;
     return Kernel::instance().mmap(addr, len, prot, flags, fd, off);
   }
-  using Fn = void* (*)(void*, size_t, int, int, int, off_t);
-  static std::atomic<Fn> f{nullptr};
-  Fn fn = f.load(std::memory_order_acquire);
-  if (!fn) f.store(fn = next<Fn>("mmap"), std::memory_order_release);
-  if (!fn) {
-    errno = ENOSYS;
-    return MAP_FAILED;
-  }
-  return fn(addr, len, prot, flags, fd, off);
+  KBV_NEXT("mmap", void* (*)(void*, size_t, int, int, int, off_t));
+  if (!real_fn) return MAP_FAILED;
+  return real_fn(addr, len, prot, flags, fd, off);
 }
 
-__attribute__((visibility("default"))) void* mmap64(void* addr, size_t len, int prot, int flags,
-                                                    int fd, off64_t off) {
+KBV_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
   return mmap(addr, len, prot, flags, fd, static_cast<off_t>(off));
 }
 
-__attribute__((visibility("default"))) ssize_t readlink(const char* path, char* buf, size_t size) {
-  if (route_path(path)) {
+// ---- duplication ------------------------------------------------------------------
+
+KBV_EXPORT int dup(int fd) {
+  if (route_fd(fd)) {
     InModel in;
-    return Kernel::instance().readlink(path, buf, size);
+    return Kernel::instance().dup_fd(fd, -1, 0, 0);
   }
-  KBV_NEXT("readlink", ssize_t(*)(const char*, char*, size_t));
-  return real_fn ? real_fn(path, buf, size) : -1;
+  KBV_NEXT("dup", int (*)(int));
+  const int r = real_fn ? real_fn(fd) : -1;
+  copy_dir_fd(fd, r);  // a model directory descriptor's copy names it too
+  return r;
 }
 
-__attribute__((visibility("default"))) ssize_t readlinkat(int dirfd, const char* path, char* buf,
-                                                          size_t size) {
-  if (route_path(path)) {
+KBV_EXPORT int dup2(int oldfd, int newfd) {
+  if (route_fd(oldfd)) {
     InModel in;
-    return Kernel::instance().readlink(path, buf, size);
+    return Kernel::instance().dup_fd(oldfd, newfd, -1, 0);
   }
-  KBV_NEXT("readlinkat", ssize_t(*)(int, const char*, char*, size_t));
-  return real_fn ? real_fn(dirfd, path, buf, size) : -1;
-}
-
-__attribute__((visibility("default"))) int access(const char* path, int mode) {
-  if (route_path(path)) {
+  if (route_fd(newfd)) {  // a model descriptor is about to be replaced
     InModel in;
-    std::vector<std::string> names;
-    // Directories answer a listing; files and links exist if they open/read.
-    if (Kernel::instance().list_dir(path, names) == 0) return 0;
-    char b[1];
-    if (Kernel::instance().readlink(path, b, 1) >= 0) return 0;
-    const int fd = Kernel::instance().open(path, (mode & W_OK) ? O_RDWR : O_RDONLY);
-    if (fd < 0) return -1;
-    Kernel::instance().close(fd);
-    return 0;
+    Kernel::instance().forget_fd(newfd);
   }
-  KBV_NEXT("access", int (*)(const char*, int));
-  return real_fn ? real_fn(path, mode) : -1;
+  if (oldfd != newfd) drop_dir_fd(newfd);
+  KBV_NEXT("dup2", int (*)(int, int));
+  const int r = real_fn ? real_fn(oldfd, newfd) : -1;
+  if (oldfd != newfd) copy_dir_fd(oldfd, r);
+  return r;
 }
 
-// stat family: glibc >= 2.33 exports stat/lstat/fstatat (and *64) as real
-// functions; programs built against it call these.
-__attribute__((visibility("default"))) int stat(const char* path, struct stat* st) {
-  if (route_path(path)) {
+KBV_EXPORT int dup3(int oldfd, int newfd, int flags) {
+  if (route_fd(oldfd)) {
     InModel in;
-    return Kernel::instance().stat_path(path, st, true);
+    return Kernel::instance().dup_fd(oldfd, newfd, flags & O_CLOEXEC, 0);
   }
-  KBV_NEXT("stat", int (*)(const char*, struct stat*));
-  return real_fn ? real_fn(path, st) : -1;
-}
-
-__attribute__((visibility("default"))) int stat64(const char* path, struct stat64* st) {
-  static_assert(sizeof(struct stat) == sizeof(struct stat64));
-  if (route_path(path)) {
+  if (oldfd != newfd && route_fd(newfd)) {
     InModel in;
-    return Kernel::instance().stat_path(path, reinterpret_cast<struct stat*>(st), true);
+    Kernel::instance().forget_fd(newfd);
   }
-  KBV_NEXT("stat64", int (*)(const char*, struct stat64*));
-  return real_fn ? real_fn(path, st) : -1;
+  if (oldfd != newfd) drop_dir_fd(newfd);
+  KBV_NEXT("dup3", int (*)(int, int, int));
+  const int r = real_fn ? real_fn(oldfd, newfd, flags) : -1;
+  copy_dir_fd(oldfd, r);
+  return r;
 }
 
-__attribute__((visibility("default"))) int lstat(const char* path, struct stat* st) {
-  if (route_path(path)) {
+namespace {
+int fcntl_common(int fd, int cmd, void* arg, const char* sym) {
+  if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && route_fd(fd)) {
     InModel in;
-    return Kernel::instance().stat_path(path, st, false);
+    return Kernel::instance().dup_fd(fd, -1, cmd == F_DUPFD_CLOEXEC ? O_CLOEXEC : 0,
+                                     static_cast<int>(reinterpret_cast<intptr_t>(arg)));
   }
-  KBV_NEXT("lstat", int (*)(const char*, struct stat*));
-  return real_fn ? real_fn(path, st) : -1;
-}
-
-__attribute__((visibility("default"))) int lstat64(const char* path, struct stat64* st) {
-  if (route_path(path)) {
-    InModel in;
-    return Kernel::instance().stat_path(path, reinterpret_cast<struct stat*>(st), false);
+  using Fn = int (*)(int, int, ...);
+  static constinit std::atomic<Fn> fns[2] = {nullptr, nullptr};
+  const int slot = std::strcmp(sym, "fcntl") == 0 ? 0 : 1;
+  Fn f = fns[slot].load(std::memory_order_acquire);
+  if (!f) {
+    f = kbv::sim::preload::next<Fn>(sym);
+    fns[slot].store(f, std::memory_order_release);
   }
-  KBV_NEXT("lstat64", int (*)(const char*, struct stat64*));
-  return real_fn ? real_fn(path, st) : -1;
-}
-
-__attribute__((visibility("default"))) int fstatat(int dirfd, const char* path, struct stat* st,
-                                                   int flags) {
-  if (route_path(path)) {
-    InModel in;
-    return Kernel::instance().stat_path(path, st, !(flags & AT_SYMLINK_NOFOLLOW));
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
   }
-  KBV_NEXT("fstatat", int (*)(int, const char*, struct stat*, int));
-  return real_fn ? real_fn(dirfd, path, st, flags) : -1;
+  const int r = f(fd, cmd, arg);  // every fcntl argument is one register-sized value
+  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) copy_dir_fd(fd, r);
+  return r;
+}
+}  // namespace
+
+KBV_EXPORT int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  return fcntl_common(fd, cmd, arg, "fcntl");
 }
 
-__attribute__((visibility("default"))) int fstatat64(int dirfd, const char* path, struct stat64* st,
-                                                     int flags) {
-  if (route_path(path)) {
-    InModel in;
-    return Kernel::instance().stat_path(path, reinterpret_cast<struct stat*>(st),
-                                        !(flags & AT_SYMLINK_NOFOLLOW));
+KBV_EXPORT int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  return fcntl_common(fd, cmd, arg, "fcntl64");
+}
+
+// ---- readiness ---------------------------------------------------------------------
+
+KBV_EXPORT int poll(struct pollfd* fds, nfds_t n, int timeout) {
+  KBV_NEXT("poll", int (*)(struct pollfd*, nfds_t, int));
+  if (!real_fn) return -1;
+  return kbv::sim::preload::poll_mixed(fds, n, [&](struct pollfd* f, nfds_t m, bool wait) {
+    return real_fn(f, m, wait ? timeout : 0);
+  });
+}
+
+KBV_EXPORT int __poll_chk(struct pollfd* fds, nfds_t n, int timeout, size_t fdslen) {
+  if (fdslen / sizeof *fds < n) __chk_fail();
+  return poll(fds, n, timeout);
+}
+
+KBV_EXPORT int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout,
+                     const sigset_t* sigmask) {
+  KBV_NEXT("ppoll", int (*)(struct pollfd*, nfds_t, const struct timespec*, const sigset_t*));
+  if (!real_fn) return -1;
+  return kbv::sim::preload::poll_mixed(fds, n, [&](struct pollfd* f, nfds_t m, bool wait) {
+    static constexpr struct timespec kZero { 0, 0 };
+    return real_fn(f, m, wait ? timeout : &kZero, sigmask);
+  });
+}
+
+KBV_EXPORT int __ppoll_chk(struct pollfd* fds, nfds_t n, const struct timespec* timeout,
+                           const sigset_t* sigmask, size_t fdslen) {
+  if (fdslen / sizeof *fds < n) __chk_fail();
+  return ppoll(fds, n, timeout, sigmask);
+}
+
+KBV_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event* ev) {
+  if (op == EPOLL_CTL_ADD && route_fd(fd)) {
+    errno = EPERM;  // Linux: the file has no poll method (VFIO descriptors)
+    return -1;
   }
-  KBV_NEXT("fstatat64", int (*)(int, const char*, struct stat64*, int));
-  return real_fn ? real_fn(dirfd, path, st, flags) : -1;
+  KBV_NEXT("epoll_ctl", int (*)(int, int, int, struct epoll_event*));
+  return real_fn ? real_fn(epfd, op, fd, ev) : -1;
 }
-
-__attribute__((visibility("default"))) DIR* opendir(const char* path) {
-  if (route_path(path)) {
-    InModel in;
-    auto* f = new FakeDir;
-    if (Kernel::instance().list_dir(path, f->names) != 0) {
-      const int e = errno;
-      delete f;
-      errno = e;
-      return nullptr;
-    }
-    f->names.insert(f->names.begin(), {".", ".."});
-    DirTable& t = dir_table();
-    std::lock_guard lk(t.mu);
-    t.dirs.insert(f);
-    g_fake_dirs.fetch_add(1, std::memory_order_release);
-    return reinterpret_cast<DIR*>(f);
-  }
-  KBV_NEXT("opendir", DIR * (*)(const char*));
-  return real_fn ? real_fn(path) : nullptr;
-}
-
-__attribute__((visibility("default"))) struct dirent64* readdir64(DIR* d) {
-  if (FakeDir* f = as_fake(d)) return fake_next(f);
-  KBV_NEXT("readdir64", struct dirent64 * (*)(DIR*));
-  return real_fn ? real_fn(d) : nullptr;
-}
-
-__attribute__((visibility("default"))) struct dirent* readdir(DIR* d) {
-  // glibc on 64-bit: struct dirent and struct dirent64 have the same layout.
-  static_assert(sizeof(struct dirent) == sizeof(struct dirent64));
-  if (FakeDir* f = as_fake(d)) return reinterpret_cast<struct dirent*>(fake_next(f));
-  KBV_NEXT("readdir", struct dirent * (*)(DIR*));
-  return real_fn ? real_fn(d) : nullptr;
-}
-
-__attribute__((visibility("default"))) int closedir(DIR* d) {
-  if (FakeDir* f = as_fake(d)) {
-    {
-      DirTable& t = dir_table();
-      std::lock_guard lk(t.mu);
-      t.dirs.erase(f);
-      g_fake_dirs.fetch_sub(1, std::memory_order_release);
-    }
-    delete f;
-    return 0;
-  }
-  KBV_NEXT("closedir", int (*)(DIR*));
-  return real_fn ? real_fn(d) : -1;
-}
-
-}  // extern "C"
