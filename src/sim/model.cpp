@@ -65,6 +65,7 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
   // The object commands, with the port identity (GID 0 = ::ffff:127.0.0.N)
   // bound so that it survives resets and teardown.
   cfg.fw.registrars.push_back(fw::object_commands(m->port_host_));
+  cfg.fw.trace_device = m->bdf_ + " sim:" + name;  // names each command trace line
   // Link training: the port is down when INIT_HCA completes (no EQ exists
   // yet, so no event) and goes ACTIVE link_up_delay later, with a
   // port-change EQE to the driver's async EQ.

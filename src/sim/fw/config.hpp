@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace kbv::sim::fw {
@@ -56,6 +57,8 @@ struct FwConfig {
   // default comes from the environment: KBV_SIM_CMD_TRACE=1.
   bool trace = false;
   bool trace_from_env = true;
+  // The device every trace line names (a model sets "<bdf> sim:<name>").
+  std::string trace_device;
 
   // ---- more commands ----
   // Called once at construction with the firmware's registry, after the

@@ -53,6 +53,7 @@ Firmware::Firmware(PciFunction& pci, FwConfig cfg)
       trace_(cfg_.trace || (cfg_.trace_from_env && CmdTrace::env_enabled())),
       latency_(cfg_.cmd_latency),
       max_concurrent_(cfg_.max_concurrent == 0 ? 1 : cfg_.max_concurrent) {
+  trace_.set_device(cfg_.trace_device);
   register_hca_commands(registry_);
   register_page_commands(registry_);
   register_cap_commands(registry_);

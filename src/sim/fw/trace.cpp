@@ -39,11 +39,12 @@ std::vector<std::string> CmdTrace::hexdump(std::string_view prefix, std::span<co
 }
 
 void CmdTrace::emit(std::string_view line) const {
+  const std::string full = prefix_ + std::string(line);
   if (sink_) {
-    sink_(line);
+    sink_(full);
     return;
   }
-  log::detail::emit(KBV_LOG_INFO, "sim.fw.cmd", std::string(line));
+  log::detail::emit(KBV_LOG_INFO, "sim.fw.cmd", full);
 }
 
 void CmdTrace::record(unsigned slot, uint16_t opcode, uint16_t op_mod, uint8_t delivery, Outcome o,

@@ -10,10 +10,12 @@
 // kbv's log handler at info level, component "sim.fw.cmd" (emitted whatever
 // KBV_LOG_LEVEL says: asking for the trace is asking to see it).
 //
-// Example:
-//   slot 0 ENABLE_HCA (0x104) op_mod 0x0 inlen 16 outlen 16 -> OK (0x0) syndrome 0x0
-//     in  0000: 01 04 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-//     out 0000: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+// Every line starts with the device the record is from, when the firmware
+// has one (FwConfig::trace_device; a model: its PCI address and name), so the
+// interleaved trace of several HCAs reads per device (grep the address):
+//   [fffe:00:01.0 sim:0] slot 0 ENABLE_HCA (0x104) op_mod 0x0 inlen 16 outlen 16 -> OK (0x0)
+//   syndrome 0x0 [fffe:00:01.0 sim:0]   in  0000: 01 04 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+//   [fffe:00:01.0 sim:0]   out 0000: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
 //
 // Threading: record() is called on the firmware thread; the sink must be
 // thread-safe if shared between models.
@@ -44,6 +46,8 @@ class CmdTrace {
   void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
   // Set before start() or while no command is in flight.
   void set_sink(Sink s) { sink_ = std::move(s); }
+  // The device label each line starts with ("" = none); set like the sink.
+  void set_device(std::string label) { prefix_ = label.empty() ? "" : "[" + label + "] "; }
 
   // A command that was executed (delivery == 0) or refused by the transport
   // (delivery != 0: no status, no output).
@@ -58,6 +62,7 @@ class CmdTrace {
 
   std::atomic<bool> enabled_;
   Sink sink_;
+  std::string prefix_;  // "[<device>] " or empty
 };
 
 }  // namespace kbv::sim::fw

@@ -37,6 +37,14 @@ TEST(FwTrace, RecordWritesHeaderAndBytesToSink) {
   EXPECT_NE(got[0].find("BAD_PARAM_ERR (0x3) syndrome 0x1234"), std::string::npos);
   EXPECT_EQ(got[1].substr(0, 17), "  in  0000: 01 04");
   EXPECT_EQ(got[2].substr(0, 14), "  out 0000: 03");
+  // A device label starts every line of the record.
+  t.set_device("fffe:00:02.0 sim:b");
+  t.record(2, 0x104, 0, 0, Outcome{}, in, out);
+  ASSERT_EQ(got.size(), 6u);
+  for (std::size_t i = 3; i < 6; ++i)
+    EXPECT_EQ(got[i].rfind("[fffe:00:02.0 sim:b] ", 0), 0u) << got[i];
+  EXPECT_NE(got[3].find("] slot 2 ENABLE_HCA (0x104)"), std::string::npos);
+  got.resize(3);
   CmdTrace off(false);
   off.set_sink([&](std::string_view l) { got.emplace_back(l); });
   off.record(0, 0x80D, 0, 0, {}, in, out);
