@@ -78,6 +78,8 @@ test-fuzz: deps $(BUILD_FUZZ)/build.ninja
 bench: build
 	$(BUILD)/bench/kbv-bench
 	$(BUILD)/bench/kbv-bench-dp
+	$(BUILD)/bench/kbv-bench-sync
+	$(BUILD)/bench/kbv-bench-qp-memory
 	$(BUILD)/bench/kbv-bench-ibverbs
 	python3 bench/mpi_pingpong_vs_kbv_perf.py $(BUILD)
 	python3 bench/ibverbs_write_lat.py $(BUILD)

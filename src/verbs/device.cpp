@@ -3,6 +3,7 @@
 // event dispatch, teardown; kbv_get_device_list / kbv_device_open / close /
 // progress / progress thread / fd (kbv.h "Devices", "Progress").
 #include <kbv/kbv.h>
+#include <poll.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -109,14 +110,37 @@ uint32_t DeviceImpl::progress() {
   return progress_locked();
 }
 
-Status DeviceImpl::progress_wait() {
+Status DeviceImpl::progress_wait(int wake_fd) {
+  int irq = -1;
   uint32_t work;
   {
     std::lock_guard lk(mu);
+    if (hca && !finished) {
+      // The async EQ's MSI-X eventfd (command completions, page requests,
+      // events). Consumed before driving the device: an interrupt raised
+      // after this read (the EQ is re-armed whenever it is drained, hca/eq.hpp)
+      // keeps it readable for the wait below.
+      if (auto r = hca->async_eventfd(); r && *r >= 0) {
+        irq = *r;
+        uint64_t count;
+        (void)::read(irq, &count, sizeof count);
+      }
+    }
     work = progress_locked();
   }
-  // Idle: let the model's firmware / engine threads run (2-core machines).
-  if (work == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  if (work != 0) return KBV_SUCCESS;
+  if (irq < 0) {
+    // Before the async EQ exists (bring-up: commands complete by ownership
+    // polling) or without interrupts: give the CPU away, do not sleep.
+    std::this_thread::yield();
+    return KBV_SUCCESS;
+  }
+  // Idle: wait for the device's interrupt or the caller's wake-up (another
+  // thread may have driven the device and completed the request). The
+  // bound only lets command deadlines and the health check run when
+  // nothing at all happens.
+  pollfd fds[2] = {{irq, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+  (void)::poll(fds, wake_fd >= 0 ? 2 : 1, kIdleWaitBoundMs);
   return KBV_SUCCESS;
 }
 
@@ -420,7 +444,7 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
     }
     // Drive the teardown of the failed device to its end (bounded by the
     // driver's command timeouts).
-    while (!d->finished) (void)d->progress_wait();
+    while (!d->finished) (void)d->progress_wait(-1);
     *out = KBV_HANDLE_NONE;
     return st.code();
   }

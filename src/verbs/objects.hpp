@@ -168,10 +168,13 @@ class DeviceImpl : public Base {
   // Drive the device: try-lock, Hca::poll, open/teardown steps. Returns work
   // done (0 when another thread holds the lock or nothing happened).
   uint32_t progress();
-  // Blocking progress for synchronous calls: waits for the lock; sleeps a
-  // little when idle so the model threads get the CPUs. Never errors (the
-  // driver bounds every command with a timeout).
-  Status progress_wait();
+  // Blocking progress for synchronous calls: waits for the lock, drives the
+  // device once and, when that did nothing, waits (poll(2)) on the async
+  // EQ's interrupt eventfd (command completions) and on wake_fd (-1: none)
+  // for at most kIdleWaitBoundMs; without an interrupt eventfd it yields.
+  // No sleeps. Never errors (the driver bounds every command with a timeout).
+  Status progress_wait(int wake_fd);
+  static constexpr int kIdleWaitBoundMs = 1;
   uint32_t progress_locked();  // with mu held
 
   // Hca event / completion handlers (with mu held, from Hca::poll).

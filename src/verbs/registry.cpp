@@ -121,7 +121,7 @@ Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t use
         mark_closing(*impl);
         return impl->obj->close(q, ud);
       },
-      [dev] { return dev->progress_wait(); });
+      [dev](int wake_fd) { return dev->progress_wait(wake_fd); });
   if (!ev) return ev.status();
   return Status{static_cast<kbv_status_t>(ev->status)};
 }
@@ -254,7 +254,7 @@ Status submit_control(DeviceImpl& dev, Object* about, kbv_eq_t eq, uint64_t user
     return s;
   }
   set_last_fw_error({});
-  auto ev = run_sync(run, [&dev] { return dev.progress_wait(); });
+  auto ev = run_sync(run, [&dev](int wake_fd) { return dev.progress_wait(wake_fd); });
   if (!ev) {
     set_last_fw_error(ev.status());
     return ev.status();

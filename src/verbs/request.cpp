@@ -231,10 +231,38 @@ bool NotifySlot::armed() const {
 
 Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress) {
   if (!submit || !progress) return KBV_ERR_INVALID_ARGUMENT;
-  auto eq = EventQueue::create(1);
-  if (!eq) return eq.status();
+  // One queue per thread, reused: a queue per call cost an eventfd(2), a
+  // close(2) and allocations on every synchronous call. A nested call (a
+  // synchronous call made while this thread waits in one) gets its own.
+  thread_local std::shared_ptr<EventQueue> t_eq;
+  thread_local bool t_busy = false;
+  std::shared_ptr<EventQueue> eq;
+  const bool reuse = !t_busy;
+  if (reuse && t_eq) {
+    eq = t_eq;
+  } else {
+    auto r = EventQueue::create(1);
+    if (!r) return r.status();
+    eq = std::move(*r);
+  }
+  if (reuse) {
+    t_busy = true;
+    t_eq = eq;
+  }
+  // On the way out the queue must be empty with nothing in flight to be
+  // reused; otherwise (a cancelled request's late event) it is dropped.
+  struct Done {
+    bool reuse;
+    std::shared_ptr<EventQueue>& eq;
+    ~Done() {
+      if (!reuse) return;
+      t_busy = false;
+      kbv_event_t stale;
+      if (eq->in_flight() != 0 || eq->poll(&stale, 1) != 0) t_eq.reset();
+    }
+  } done{reuse, eq};
   constexpr uint64_t kUserData = 1;
-  Status st = submit(*eq, kUserData);
+  Status st = submit(eq, kUserData);
   if (st.is_ok()) {
     kbv_event_t ev{};
     ev.type = KBV_EVENT_REQUEST;
@@ -244,10 +272,10 @@ Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress)
   if (!st.is_pending()) return st.is_error() ? st : Status{KBV_ERR_INTERNAL};
   for (;;) {
     kbv_event_t ev;
-    if ((*eq)->poll(&ev, 1) == 1) return ev;
-    Status p = progress();
+    if (eq->poll(&ev, 1) == 1) return ev;
+    Status p = progress(eq->fd());
     if (p.is_error()) {
-      (void)(*eq)->cancel(kUserData);
+      (void)eq->cancel(kUserData);
       return p;
     }
   }

@@ -164,7 +164,10 @@ std::function<void(Result<T>)> completer(Ticket t, ObjectOf object_of, InfoOf in
 // request's event (its status may itself be an error), or the error.
 // progress must eventually return an error if the request can never finish.
 using SubmitFn = std::function<Status(const std::shared_ptr<EventQueue>& eq, uint64_t user_data)>;
-using ProgressFn = std::function<Status()>;
+// progress(wake_fd): drive the work once and, when idle, wait until
+// something happens or wake_fd (the private queue's eventfd, readable once
+// the request's event is in it) becomes readable.
+using ProgressFn = std::function<Status(int wake_fd)>;
 Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress);
 
 }  // namespace kbv::verbs

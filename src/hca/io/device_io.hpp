@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "platform/mmio.hpp"
 
@@ -39,9 +40,45 @@ struct DmaBlock {
   bool valid() const { return va != nullptr; }
 };
 
+class DeviceIo;
+
+// Doorbell records packed many to a DMA page, as rdma-core's mlx5 provider
+// does (providers/mlx5/dbrec.c mlx5_alloc_dbrec: pages of the system page
+// size cut into cache-line-sized records, a bitmap of free ones): 64
+// records of 64 bytes (one cache line for the 8-byte record, so two queues'
+// records never share a line) per 4 KiB page, instead of a page and an
+// IOMMU mapping per record. The PRM's dbr_addr (QPC, CQC, WQ/SRQ context)
+// is a 64-bit address with no page-alignment requirement; records are
+// 64-byte aligned. A page is freed when its last record is.
+// Threading: as DeviceIo (one thread at a time).
+class DbrecPool {
+ public:
+  static constexpr size_t kPage = 4096;
+  static constexpr size_t kRecord = 64;
+  static constexpr uint32_t kPerPage = kPage / kRecord;  // 64: one bit each in `used`
+
+  // A zeroed 64-byte record; the DeviceIo's dma_alloc error when a new
+  // page cannot be had.
+  Result<DmaBlock> alloc(DeviceIo& io);
+  // Returns a record from alloc() (ignored when it is not one).
+  void free(DeviceIo& io, const DmaBlock& rec);
+  size_t pages() const { return pages_.size(); }
+  size_t records() const;
+
+ private:
+  struct Page {
+    DmaBlock block;
+    uint64_t used = 0;  // bit i: record i handed out
+  };
+  std::vector<Page> pages_;
+};
+
 class DeviceIo {
  public:
   virtual ~DeviceIo() = default;
+
+  // The doorbell-record pool on this DeviceIo's DMA memory (QueueMem).
+  DbrecPool& dbrecs() { return dbrecs_; }
 
   // BAR0 (init segment + UAR pages). Valid for the lifetime of the DeviceIo.
   virtual const platform::Bar& bar0() const = 0;
@@ -76,6 +113,9 @@ class DeviceIo {
   // Monotonic time in nanoseconds (command timeouts, health checks). Tests
   // control it; production uses CLOCK_MONOTONIC (monotonic_ns()).
   virtual uint64_t now_ns() const = 0;
+
+ private:
+  DbrecPool dbrecs_;
 };
 
 // CLOCK_MONOTONIC in nanoseconds.

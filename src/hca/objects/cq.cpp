@@ -10,7 +10,6 @@ namespace kbv::hca {
 namespace {
 constexpr const char* kLog = "hca.cq";
 constexpr size_t kPage = 4096;
-constexpr size_t kDbrBytes = 64;  // one cache line for the 8-byte record
 }  // namespace
 
 QueueMem& QueueMem::operator=(QueueMem&& o) noexcept {
@@ -31,7 +30,7 @@ Result<QueueMem> QueueMem::alloc(DeviceIo& io, size_t bytes) {
   const size_t size = (bytes + kPage - 1) / kPage * kPage;
   auto ring = io.dma_alloc(size, kPage);
   if (!ring) return ring.status();
-  auto dbr = io.dma_alloc(kDbrBytes, kDbrBytes);
+  auto dbr = io.dbrecs().alloc(io);  // 64 to a page (DbrecPool)
   if (!dbr) {
     io.dma_free(*ring);
     return dbr.status();
@@ -46,7 +45,7 @@ Result<QueueMem> QueueMem::alloc(DeviceIo& io, size_t bytes) {
 void QueueMem::reset() {
   if (io_ == nullptr) return;
   if (ring_.valid()) io_->dma_free(ring_);
-  if (dbr_.valid()) io_->dma_free(dbr_);
+  if (dbr_.valid()) io_->dbrecs().free(*io_, dbr_);
   io_ = nullptr;
   ring_ = {};
   dbr_ = {};

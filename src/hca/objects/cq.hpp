@@ -44,8 +44,9 @@
 
 namespace kbv::hca {
 
-// A queue ring (4 KiB pages, IOVA-contiguous: one DeviceIo block) plus an
-// 8-byte-aligned doorbell record in its own 64-byte block. Move-only; frees
+// A queue ring (4 KiB pages, IOVA-contiguous: one DeviceIo block) plus a
+// doorbell record, a 64-byte record of the DeviceIo's DbrecPool (64 to a
+// page). Move-only; frees
 // both on destruction.
 class QueueMem {
  public:

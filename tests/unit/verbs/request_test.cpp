@@ -4,6 +4,7 @@
 #include "verbs/request.hpp"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <vector>
 
@@ -240,9 +241,13 @@ TEST(RunSync, DrivesProgressUntilTheEventArrives) {
         t = *b;
         return KBV_PENDING;
       },
-      [&]() -> Status {
+      [&](int wake_fd) -> Status {
+        EXPECT_GE(wake_fd, 0);
         if (++calls == 3) {
           (void)EventQueue::complete(t, Status{KBV_ERR_FW_BAD_RESOURCE, 0x5, 0x77}, 0x1234, 9);
+          // The wake-up fd is readable once the request's event is in.
+          pollfd p{wake_fd, POLLIN, 0};
+          EXPECT_EQ(::poll(&p, 1, 0), 1);
         }
         return KBV_SUCCESS;
       });
@@ -262,13 +267,49 @@ TEST(RunSync, ProgressErrorCancelsTheRequest) {
         auto b = eq->begin(ud, KBV_EVENT_REQUEST, 0, [&] { ++cancels; });
         return b ? Status{KBV_PENDING} : b.status();
       },
-      [] { return Status{KBV_ERR_TIMEOUT}; });
+      [](int) { return Status{KBV_ERR_TIMEOUT}; });
   EXPECT_EQ(r.status(), KBV_ERR_TIMEOUT);
   EXPECT_EQ(cancels, 1);
 }
 
+TEST(RunSync, ReusesTheThreadsQueueAndNestsWithAnother) {
+  Ticket t;
+  int outer_fd = -1, inner_fd = -1, again_fd = -1;
+  auto pending = [&](const std::shared_ptr<EventQueue>& eq, uint64_t ud) -> Status {
+    auto b = eq->begin(ud, KBV_EVENT_REQUEST, 0);
+    if (!b) return b.status();
+    t = *b;
+    return KBV_PENDING;
+  };
+  auto r = run_sync(pending, [&](int fd) -> Status {
+    outer_fd = fd;
+    // A synchronous call from inside a wait gets a queue of its own.
+    Ticket outer = t;
+    auto in = run_sync(pending, [&](int fd2) -> Status {
+      inner_fd = fd2;
+      (void)EventQueue::complete(t, Status{}, 0, 1);
+      return KBV_SUCCESS;
+    });
+    EXPECT_TRUE(in.has_value());
+    (void)EventQueue::complete(outer, Status{}, 0, 2);
+    return KBV_SUCCESS;
+  });
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->info, 2u);
+  EXPECT_NE(inner_fd, outer_fd);
+  // The next call on this thread reuses the first queue (no eventfd per call).
+  auto r2 = run_sync(pending, [&](int fd) -> Status {
+    again_fd = fd;
+    (void)EventQueue::complete(t, Status{}, 0, 3);
+    return KBV_SUCCESS;
+  });
+  ASSERT_TRUE(r2.has_value());
+  EXPECT_EQ(r2->info, 3u);
+  EXPECT_EQ(again_fd, outer_fd);
+}
+
 TEST(RunSync, InlineResultsAndSubmitErrors) {
-  auto progress = [] { return Status{}; };
+  auto progress = [](int) { return Status{}; };
   auto ok =
       run_sync([](const std::shared_ptr<EventQueue>&, uint64_t) { return Status{}; }, progress);
   ASSERT_TRUE(ok.has_value());
