@@ -10,8 +10,20 @@
 // object tables stay single-threaded: commands (modify / destroy QP) and
 // packet execution are serialised as on silicon. The UAR write listener,
 // called on the driver's thread, only records the doorbell (under a small
-// mutex) and wakes the loop through the firmware's eventfd. Idle = asleep in
+// mutex) and wakes the loop through the firmware's eventfd (only when the
+// loop sleeps: an awake loop just runs another pass). Idle = asleep in
 // epoll: nothing polls faster than the nearest retransmit / RNR timer.
+//
+// Under load (issue 14; transport.hpp "Link-level flow control"): per pass
+// the engine touches only the QPs with work — doorbells rung, packets
+// received, QPs waiting for transmit credit, timers due from a deadline heap
+// (ack timeout, RNR wait, the RQ record of a QP in error) and QPs a 2ERR_QP
+// command moved to ERR — never a walk over all QPs. The port reads the
+// socket only when epoll says it is readable and sends a pass's datagrams
+// with sendmmsg(2). A port keeps at most TxCredit::budget RC PSNs of all
+// its QPs unacknowledged, so a receiver's backlog stays within its socket
+// buffer and drains well inside the ack timeout; the firmware thread runs
+// at a higher priority (nice -10, when allowed) than the application's.
 //
 // Doorbells (docs/PRM.md "Data path"):
 //   * SQ: an 8-byte write at UAR page offset 0x800 + k * 256 (a BlueFlame

@@ -24,6 +24,7 @@ namespace qs = prm::qp_state;
 
 Result<std::unique_ptr<Engine>> Engine::create(fw::Firmware& fw, std::unique_ptr<wire::Port> port) {
   if (!port) return KBV_ERR_INVALID_ARGUMENT;
+  port->set_tx_batching(true);  // Transport::run() flushes at the end of each pass
   std::unique_ptr<Engine> e(new Engine());
   e->fw_ = &fw;
   e->ip_ = port->ip();
@@ -33,7 +34,8 @@ Result<std::unique_ptr<Engine>> Engine::create(fw::Firmware& fw, std::unique_ptr
   fw.set_uar_write_listener(
       [self](uint64_t off, uint64_t v, unsigned w) { self->on_uar_write(off, v, w); });
   Transport* t = e->transport_.get();
-  fw.set_loop_hook([t] { return t->run(); });
+  fw::Firmware* f = &fw;
+  fw.set_loop_hook([t, f] { return t->run(f->fd_ready(t->fd())); });
   return e;
 }
 
@@ -112,7 +114,7 @@ Transport::Transport(fw::FwContext& ctx, std::unique_ptr<wire::Port> port)
       std::clamp<uint64_t>(rcvbuf / 2 / kDatagramTruesize, kMinInFlight, kMaxInFlight));
 }
 
-Clock::time_point Transport::run() {
+Clock::time_point Transport::run(bool rx_ready) {
   {
     std::lock_guard lock(doorbell_mu_);
     sq_work_.swap(sq_db_);
@@ -122,7 +124,7 @@ Clock::time_point Transport::run() {
     sq_work_.clear();
     cq_work_.clear();
     // Drain the socket: nothing can receive before INIT_HCA.
-    (void)port_->poll(rx_);
+    if (rx_ready) (void)port_->poll(rx_);
     return Clock::time_point::max();
   }
   fw::ObjectTables& t = tables();
@@ -147,8 +149,10 @@ Clock::time_point Transport::run() {
   sq_work_.clear();
 
   // Received packets, in bounded batches (the socket stays readable for the
-  // next pass when more are waiting).
-  for (int batch = 0; batch < 8; ++batch) {
+  // next pass when more are waiting); only when epoll said the socket is
+  // readable (a pass woken by a doorbell alone makes no recvmmsg that would
+  // find nothing).
+  for (int batch = 0; rx_ready && batch < 8; ++batch) {
     Result<size_t> n = port_->poll(rx_);
     if (!n || *n == 0) break;
     c_.rx_packets.fetch_add(*n, std::memory_order_relaxed);
@@ -196,6 +200,7 @@ Clock::time_point Transport::run() {
   }
   resume_waiting();
   (void)port_->flush_faults();
+  (void)port_->flush_tx();
   publish_port_counters();
   return timers_.empty() ? Clock::time_point::max() : timers_.top().at;
 }

@@ -145,8 +145,9 @@ class Transport {
   void record_sq(uint32_t qpn);
   void record_cq(uint32_t cqn, uint32_t word);
 
-  // Firmware thread: one loop pass; returns the next deadline.
-  Clock::time_point run();
+  // Firmware thread: one loop pass; returns the next deadline. rx_ready:
+  // epoll reported the port's socket readable.
+  Clock::time_point run(bool rx_ready = true);
 
   // ---- scheduling (transport.cpp) ----
   // Link-level flow control: the model's wire is a UDP socket that drops

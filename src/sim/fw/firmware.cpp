@@ -229,7 +229,19 @@ FwStats Firmware::stats() const {
 
 // ---- writer-thread side --------------------------------------------------------
 
+bool Firmware::fd_ready(int fd) const {
+  for (int i = 0; i < n_ready_; ++i)
+    if (ready_fds_[static_cast<size_t>(i)] == fd) return true;
+  return false;
+}
+
 void Firmware::wake() {
+  // Whoever wakes recorded its work first; the loop reads wake_seq_ before
+  // it looks at the work and again (after raising sleeping_) before it
+  // sleeps, so either it sees the count moved or this sees it sleeping
+  // (sequentially consistent pair).
+  wake_seq_.fetch_add(1, std::memory_order_seq_cst);
+  if (!sleeping_.load(std::memory_order_seq_cst)) return;
   if (efd_ < 0) return;
   const uint64_t one = 1;
   ssize_t r = ::write(efd_, &one, sizeof one);
@@ -507,6 +519,9 @@ void Firmware::run() {
   if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kThreadNice) != 0)
     log::debug(kLog, "setpriority({}): {}", kThreadNice, std::strerror(errno));
   std::array<epoll_event, 4> evs{};
+  // Not a count wake_seq_ can hold yet: the first pass runs without
+  // sleeping (a doorbell may have been rung before this thread started).
+  uint64_t seen_seq = wake_seq_.load(std::memory_order_seq_cst) - 1;
   while (!stop_.load(std::memory_order_acquire)) {
     auto now = Clock::now();
     int timeout_ms = -1;
@@ -522,12 +537,18 @@ void Firmware::run() {
           0, std::chrono::ceil<std::chrono::milliseconds>(hook_due_ - now).count());
       if (timeout_ms < 0 || ms < timeout_ms) timeout_ms = static_cast<int>(ms);
     }
+    sleeping_.store(true, std::memory_order_seq_cst);
+    if (wake_seq_.load(std::memory_order_seq_cst) != seen_seq) timeout_ms = 0;  // woken meanwhile
     const int n = ::epoll_wait(epfd_, evs.data(), static_cast<int>(evs.size()), timeout_ms);
+    sleeping_.store(false, std::memory_order_relaxed);
+    seen_seq = wake_seq_.load(std::memory_order_seq_cst);
     if (n < 0 && errno != EINTR) {
       log::error(kLog, "epoll_wait: {}", std::strerror(errno));
       break;
     }
+    n_ready_ = 0;
     for (int i = 0; i < n; ++i) {
+      ready_fds_[static_cast<size_t>(n_ready_++)] = evs[i].data.fd;
       if (evs[i].data.fd != efd_ && evs[i].data.fd != tfd_) continue;  // the hook drains it
       if (evs[i].data.fd == tfd_) tfd_at_ = Clock::time_point::max();  // expired: re-arm next
       uint64_t v;

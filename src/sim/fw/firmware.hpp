@@ -105,8 +105,14 @@ class Firmware {
   // next needs to run by (time_point::max(): only when woken).
   using LoopHook = std::function<std::chrono::steady_clock::time_point()>;
   void set_loop_hook(LoopHook h) { loop_hook_ = std::move(h); }
+  // Firmware thread, inside the loop hook: whether epoll reported `fd` (a
+  // wait fd) readable for this pass. Level-triggered: a fd not drained
+  // completely is reported again on the next pass.
+  bool fd_ready(int fd) const;
   // Wakes the firmware loop (any thread; the UAR write listener calls it
-  // after recording a doorbell).
+  // after recording a doorbell). Only a sleeping loop is woken through the
+  // eventfd; an awake one sees the wake-up count moved and runs another pass
+  // before it sleeps.
   void notify() { wake(); }
 
   // ---- timing and fault hooks (any thread; apply to commands picked up later) ----
@@ -190,6 +196,12 @@ class Firmware {
   std::atomic<bool> reset_req_{false};
   std::atomic<uint32_t> reset_geometry_{0};
   std::atomic<bool> stop_{false};
+  // wake(): wake_seq_ counts wake-ups; the eventfd is written only while
+  // sleeping_ (the loop is in, or about to enter, epoll_wait).
+  std::atomic<uint64_t> wake_seq_{0};
+  std::atomic<bool> sleeping_{false};
+  std::array<int, 4> ready_fds_{};  // fds epoll reported this pass (firmware thread)
+  int n_ready_ = 0;
   int efd_ = -1;                           // eventfd: wake
   static constexpr int kThreadNice = -10;  // see run()
   int tfd_ = -1;                           // timerfd: next command deadline

@@ -93,6 +93,17 @@ Result<std::unique_ptr<Port>> Port::open(const PortConfig& cfg) {
     return fd.status();
   }
   p->rx_fd_ = *fd;
+  p->tx_ring_.assign(kTxBatch * kMaxDatagram, 0);
+  p->tx_msgs_.assign(kTxBatch, mmsghdr{});
+  p->tx_iov_.assign(kTxBatch, iovec{});
+  p->tx_addr_.assign(kTxBatch, sockaddr_in{});
+  for (size_t i = 0; i < kTxBatch; ++i) {
+    msghdr& m = p->tx_msgs_[i].msg_hdr;
+    m.msg_name = &p->tx_addr_[i];
+    m.msg_namelen = sizeof(sockaddr_in);
+    m.msg_iov = &p->tx_iov_[i];
+    m.msg_iovlen = 1;
+  }
   p->rx_buf_.assign(kRxBatch * kMaxDatagram, 0);
   p->rx_msgs_.assign(kRxBatch, mmsghdr{});
   p->rx_iov_.assign(kRxBatch, iovec{});
@@ -111,6 +122,7 @@ Result<std::unique_ptr<Port>> Port::open(const PortConfig& cfg) {
 
 Port::~Port() {
   (void)flush_faults();
+  (void)flush_tx();
   for (auto& [port, fd] : tx_fds_) {
     if (fd >= 0) ::close(fd);
   }
@@ -206,14 +218,25 @@ Status Port::send_one(const Outgoing& o) {
   Result<int> fd = tx_socket(o.src_port, actual);
   if (!fd) return fd.status();
   sockaddr_in to = make_addr(o.dst_ip, kRoceV2UdpPort);
-  ssize_t n = ::sendto(*fd, o.bytes.data(), o.bytes.size(), MSG_DONTWAIT,
-                       reinterpret_cast<sockaddr*>(&to), sizeof to);
-  if (n < 0) {
-    int err = errno;
-    ++counters_.tx_errors;
-    if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) return KBV_ERR_QUEUE_FULL;
-    log::debug(kLog, "sendto 0x{:08x}: {}", o.dst_ip, std::strerror(err));
-    return KBV_ERR_IO;
+  if (tx_batching_) {
+    if (tx_n_ != 0 && (tx_fd_ != *fd || tx_n_ == kTxBatch)) (void)flush_tx();
+    uint8_t* slot = tx_ring_.data() + tx_n_ * kMaxDatagram;
+    std::memcpy(slot, o.bytes.data(), o.bytes.size());
+    tx_iov_[tx_n_] = {slot, o.bytes.size()};
+    tx_addr_[tx_n_] = to;
+    tx_msgs_[tx_n_].msg_len = 0;
+    tx_fd_ = *fd;
+    ++tx_n_;
+  } else {
+    ssize_t n = ::sendto(*fd, o.bytes.data(), o.bytes.size(), MSG_DONTWAIT,
+                         reinterpret_cast<sockaddr*>(&to), sizeof to);
+    if (n < 0) {
+      int err = errno;
+      ++counters_.tx_errors;
+      if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) return KBV_ERR_QUEUE_FULL;
+      log::debug(kLog, "sendto 0x{:08x}: {}", o.dst_ip, std::strerror(err));
+      return KBV_ERR_IO;
+    }
   }
   ++counters_.tx_packets;
   counters_.tx_bytes += o.bytes.size();
@@ -229,6 +252,34 @@ Status Port::send_one(const Outgoing& o) {
     }
   }
   return {};
+}
+
+Status Port::flush_tx() {
+  size_t done = 0;
+  Status st;
+  while (done < tx_n_) {
+    const int k = ::sendmmsg(tx_fd_, tx_msgs_.data() + done, static_cast<unsigned>(tx_n_ - done),
+                             MSG_DONTWAIT);
+    if (k > 0) {
+      done += static_cast<size_t>(k);
+      continue;
+    }
+    if (k < 0 && errno == EINTR) continue;
+    // The first datagram of the rest failed: it is lost (as with sendto);
+    // the others are tried again.
+    const int err = k < 0 ? errno : EIO;
+    ++counters_.tx_errors;
+    --counters_.tx_packets;
+    counters_.tx_bytes -= tx_iov_[done].iov_len;
+    if (st) {
+      st = (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) ? Status{KBV_ERR_QUEUE_FULL}
+                                                                   : Status{KBV_ERR_IO};
+      if (st == KBV_ERR_IO) log::debug(kLog, "sendmmsg: {}", std::strerror(err));
+    }
+    ++done;
+  }
+  tx_n_ = 0;
+  return st;
 }
 
 Result<size_t> Port::poll(std::span<RxPacket> out) {

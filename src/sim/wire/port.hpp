@@ -137,6 +137,15 @@ class Port {
   Status send_datagram(uint32_t dst_ip, uint16_t src_port, std::span<uint8_t> datagram);
   // Sends a held (reordered) datagram now, if any.
   Status flush_faults();
+  // Transmit batching (the engine turns it on; off by default): datagrams
+  // are queued (copied) and handed to the kernel by sendmmsg(2), one call
+  // per run of up to kTxBatch datagrams leaving from the same socket, when
+  // the queue fills, when the socket changes and at flush_tx(). The caller
+  // must call flush_tx() before it waits for anything. Send errors of a
+  // queued datagram are reported by flush_tx() (the datagram is lost, as
+  // with send*()); counters count datagrams handed to the kernel.
+  void set_tx_batching(bool on) { tx_batching_ = on; }
+  Status flush_tx();
 
   // Receives up to min(out.size(), kRxBatch) datagrams without blocking and
   // returns how many good packets were stored in `out` (0: nothing waiting
@@ -156,8 +165,17 @@ class Port {
   // sends from (src_port, or 4791 after a fallback).
   Result<int> tx_socket(uint16_t src_port, uint16_t& actual);
 
+  static constexpr size_t kTxBatch = 64;
+
   PortConfig cfg_;
   uint32_t ip_;
+  bool tx_batching_ = false;
+  int tx_fd_ = -1;                // the socket the queued datagrams leave from
+  size_t tx_n_ = 0;               // datagrams queued
+  std::vector<uint8_t> tx_ring_;  // kTxBatch * kMaxDatagram
+  std::vector<mmsghdr> tx_msgs_;
+  std::vector<iovec> tx_iov_;
+  std::vector<sockaddr_in> tx_addr_;
   int rx_fd_ = -1;
   std::unordered_map<uint16_t, int> tx_fds_;  // src port -> socket (-1: fallback)
   std::unique_ptr<PcapWriter> pcap_;
