@@ -3,6 +3,7 @@
 // query/set_issi, query/manage_pages, init/teardown_hca, access_register,
 // register_host_endianness, query_adapter, set_driver_version).
 #include "hca/prm/boot.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,21 +16,9 @@
 namespace kbv::prm {
 namespace {
 
-struct Buf {
-  explicit Buf(std::size_t n) : b(n) {}
-  std::vector<std::byte> b;
-  uint8_t operator[](std::size_t i) const { return static_cast<uint8_t>(b[i]); }
-  void put(std::size_t i, uint8_t v) { b[i] = std::byte{v}; }
-  std::byte* data() { return b.data(); }
-};
+using Buf = golden::Bytes;
 
-void expect_bytes(const Buf& b, std::initializer_list<uint8_t> want) {
-  std::size_t i = 0;
-  for (uint8_t w : want) {
-    EXPECT_EQ(b[i], w) << "byte " << i;
-    ++i;
-  }
-}
+using golden::expect_bytes;
 
 // enable_hca_in: opcode bytes 0-1; embedded_cpu_function = MSB of byte 8;
 // function_id bits 0x50..0x5f = bytes 10-11.

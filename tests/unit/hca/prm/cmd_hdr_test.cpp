@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Golden tests for the generic command headers and the field accessor.
 #include "hca/prm/cmd_hdr.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +10,8 @@
 namespace kbv::prm {
 namespace {
 
+using golden::u8;
 using Buf = std::array<std::byte, 16>;
-
-uint8_t u8(const Buf& b, std::size_t i) { return static_cast<uint8_t>(b[i]); }
 
 // mlx5_ifc.h mbox_in: opcode is bits 0x00..0x0f (bytes 0-1, big endian),
 // uid bits 0x10..0x1f (bytes 2-3), op_mod bits 0x30..0x3f (bytes 6-7).

@@ -3,6 +3,7 @@
 // (device.h mlx5_cmd_layout / mlx5_cmd_prot_block; mlx5_ifc.h
 // cmd_queue_entry_bits / cmd_if_box_bits).
 #include "hca/prm/cmdq.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +14,7 @@
 namespace kbv::prm {
 namespace {
 
-template <std::size_t N>
-uint8_t u8(const std::array<std::byte, N>& b, std::size_t i) {
-  return static_cast<uint8_t>(b[i]);
-}
+using golden::u8;
 
 // cmd_layout bytes (device.h): type @0, inlen @4 (be32), in_ptr @8 (be64),
 // in[16] @0x10, out[16] @0x20, out_ptr @0x30, outlen @0x38, token @0x3c,

@@ -2,6 +2,7 @@
 // Golden tests of the EQ layouts (mlx5_ifc.h eqc, create_eq_in/out,
 // destroy_eq_in, query_eq_out, gen_eqe_in) and the EQ doorbell value.
 #include "hca/prm/eq.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,13 +13,7 @@
 namespace kbv::prm {
 namespace {
 
-struct Buf {
-  explicit Buf(std::size_t n) : b(n) {}
-  std::vector<std::byte> b;
-  uint8_t operator[](std::size_t i) const { return static_cast<uint8_t>(b[i]); }
-  void put(std::size_t i, uint8_t v) { b[i] = std::byte{v}; }
-  std::byte* data() { return b.data(); }
-};
+using Buf = golden::Bytes;
 
 // create_eq_in: eq_context_entry at bit 0x80 = byte 16. Inside eqc:
 //   log_eq_size bits 0x63..0x67 -> eqc byte 12 bits 4:0 -> byte 16+12 = 28;

@@ -3,6 +3,7 @@
 // (mlx5_ifc.h cmd_hca_cap, roce_cap, atomic_caps, hca_cap_union,
 // query_hca_cap_in/out, set_hca_cap_in/out).
 #include "hca/prm/hca_cap.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,13 +14,7 @@
 namespace kbv::prm {
 namespace {
 
-struct Buf {
-  explicit Buf(std::size_t n, uint8_t fill = 0) : b(n, std::byte{fill}) {}
-  std::vector<std::byte> b;
-  uint8_t operator[](std::size_t i) const { return static_cast<uint8_t>(b[i]); }
-  void put(std::size_t i, uint8_t v) { b[i] = std::byte{v}; }
-  std::byte* data() { return b.data(); }
-};
+using Buf = golden::Bytes;
 
 // query_hca_cap_in: opcode bytes 0-1, op_mod bytes 6-7 (bit 0x30), function_id
 // bits 0x50..0x5f = bytes 10-11, other_function = MSB of byte 8.

@@ -3,6 +3,7 @@
 // Linux 6.1 include/linux/mlx5/mlx5_ifc.h (attach_to_mcg_in,
 // detach_from_mcg_in): bit offsets count from the MSB of byte 0.
 #include "hca/prm/mcg.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,15 +14,9 @@
 namespace kbv::prm {
 namespace {
 
+using golden::expect_only;
+using golden::u8;
 using Buf = std::vector<std::byte>;
-uint8_t u8(const Buf& b, std::size_t i) { return static_cast<uint8_t>(b[i]); }
-
-void expect_only(const Buf& b, const std::map<std::size_t, uint8_t>& want) {
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    const auto it = want.find(i);
-    EXPECT_EQ(u8(b, i), it == want.end() ? 0 : it->second) << "byte " << i;
-  }
-}
 
 // IPv4-mapped multicast group ::ffff:239.1.2.3.
 std::array<std::byte, 16> mgid() {

@@ -3,6 +3,7 @@
 // Linux 6.1 include/linux/mlx5/mlx5_ifc.h (mkc, create_mkey_in, mtt, ...):
 // bit offsets count from the MSB of byte 0 and every dword is big endian.
 #include "hca/prm/mkey.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +14,8 @@
 namespace kbv::prm {
 namespace {
 
+using golden::u8;
 std::vector<std::byte> zeroed(std::size_t n) { return std::vector<std::byte>(n); }
-uint8_t u8(const std::vector<std::byte>& b, std::size_t i) { return static_cast<uint8_t>(b[i]); }
 
 // create_mkey_in: opcode at byte 0; memory_key_mkey_entry (mkc) at bit 0x80 =
 // byte 16; translations_octword_actual_size at bit 0x300 = byte 96;
@@ -66,10 +67,7 @@ TEST(PrmMkey, CreateMkeyInGolden) {
       {275, 0x01}, {276, 0x23}, {277, 0x45}, {278, 0x60}, {279, 0x03},  // MTT 0 rd+wr
       {283, 0x0A}, {284, 0xBC}, {285, 0xDE}, {286, 0xF0}, {287, 0x01},  // MTT 1 rd
   };
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    const auto it = want.find(i);
-    EXPECT_EQ(u8(b, i), it == want.end() ? 0 : it->second) << "byte " << i;
-  }
+  golden::expect_only(b, want);
   EXPECT_EQ(c.get(mkc::pd), 0x1234u);
   EXPECT_EQ(c.get(mkc::start_addr), 0x00007F0011223000ull);
   EXPECT_EQ(get_access_mode(c), mkc_access_mode::kMtt);

@@ -3,6 +3,7 @@
 // Linux 6.1 include/linux/mlx5/mlx5_ifc.h (bit offsets counted from the MSB of
 // byte 0; every dword big endian).
 #include "hca/prm/pd.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +12,8 @@
 namespace kbv::prm {
 namespace {
 
+using golden::u8;
 using Buf16 = std::array<std::byte, 16>;
-
-uint8_t u8(const Buf16& b, std::size_t i) { return static_cast<uint8_t>(b[i]); }
 
 void expect_bytes(const Buf16& b, const std::array<uint8_t, 16>& want) {
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(u8(b, i), want[i]) << "byte " << i;

@@ -4,6 +4,7 @@
 // rtr2rts_qp_in, query_qp_out, qp_2rst_in, ...; qpc and ads nested inside):
 // bit offsets count from the MSB of byte 0 and every dword is big endian.
 #include "hca/prm/qp_cmd.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,15 +15,9 @@
 namespace kbv::prm {
 namespace {
 
+using golden::expect_only;
+using golden::u8;
 using Buf = std::vector<std::byte>;
-uint8_t u8(const Buf& b, std::size_t i) { return static_cast<uint8_t>(b[i]); }
-
-void expect_only(const Buf& b, const std::map<std::size_t, uint8_t>& want) {
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    const auto it = want.find(i);
-    EXPECT_EQ(u8(b, i), it == want.end() ? 0 : it->second) << "byte " << i;
-  }
-}
 
 // create_qp_in: input_qpn bits 0x48-0x5f (bytes 9-11), opt_param_mask bit
 // 0x80 (bytes 16-19), ece 0xa0 (bytes 20-23), qpc at bit 0xc0 = byte 24,

@@ -3,6 +3,7 @@
 // Linux 6.1 include/linux/mlx5/mlx5_ifc.h (ads, qpc): bit offsets count from
 // the MSB of byte 0 and every dword is big endian.
 #include "hca/prm/qpc.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,15 +14,9 @@
 namespace kbv::prm {
 namespace {
 
+using golden::expect_only;
+using golden::u8;
 using Buf = std::vector<std::byte>;
-uint8_t u8(const Buf& b, std::size_t i) { return static_cast<uint8_t>(b[i]); }
-
-void expect_only(const Buf& b, const std::map<std::size_t, uint8_t>& want) {
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    const auto it = want.find(i);
-    EXPECT_EQ(u8(b, i), it == want.end() ? 0 : it->second) << "byte " << i;
-  }
-}
 
 // ads (44 bytes), RoCEv2 fields:
 //   grh bit 0x28 (MSB of byte 5); pkey_index bits 0x10-0x1f (bytes 2-3)

@@ -2,6 +2,7 @@
 // Golden tests of ALLOC_UAR / DEALLOC_UAR (mlx5_ifc.h alloc_uar_in/out,
 // dealloc_uar_in) and the UAR page constants.
 #include "hca/prm/uar.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +13,8 @@
 namespace kbv::prm {
 namespace {
 
+using golden::u8;
 using B16 = std::array<std::byte, 16>;
-uint8_t u8(const B16& b, std::size_t i) { return static_cast<uint8_t>(b[i]); }
 
 // alloc_uar_in: opcode bytes 0-1, uid bytes 2-3. alloc_uar_out: uar = low 24
 // bits of the dword at byte 8 (bits 0x48..0x5f). dealloc_uar_in: uar likewise.

@@ -5,6 +5,7 @@
 // query_hca_vport_{gid,pkey}_*, roce_addr_layout, set/query_roce_address_*):
 // bit offsets count from the MSB of byte 0 and every dword is big endian.
 #include "hca/prm/vport.hpp"
+#include "golden.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,15 +16,9 @@
 namespace kbv::prm {
 namespace {
 
+using golden::expect_only;
+using golden::u8;
 using Buf = std::vector<std::byte>;
-uint8_t u8(const Buf& b, std::size_t i) { return static_cast<uint8_t>(b[i]); }
-
-void expect_only(const Buf& b, const std::map<std::size_t, uint8_t>& want) {
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    const auto it = want.find(i);
-    EXPECT_EQ(u8(b, i), it == want.end() ? 0 : it->second) << "byte " << i;
-  }
-}
 
 // query_vport_state_in: op_mod bytes 6-7, other_vport bit 0x40 (MSB of byte
 // 8), vport_number bits 0x50-0x5f (bytes 10-11). query_vport_state_out:
