@@ -583,6 +583,10 @@ int main(int argc, char** argv) {
   }
   Collect rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
+  // The console reporter may leave a colour reset without a newline: the
+  // ratio lines start on lines of their own.
+  std::fflush(stdout);
+  std::printf("\n");
   for (const auto& [name, t] : rep.median) {
     const auto slash = name.find('/');
     if (slash == std::string::npos || name.substr(slash + 1) == "bare") continue;
