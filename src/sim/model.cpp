@@ -5,6 +5,8 @@
 #include "sim/fw/objects/objects.hpp"
 
 #include <atomic>
+#include <cstdlib>
+#include <memory>
 
 namespace kbv::sim {
 
@@ -16,6 +18,23 @@ constexpr unsigned kMaxAutoHost = 199;
 Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfig cfg) {
   Kernel& k = Kernel::instance();
   if (k.device(name) != nullptr) return KBV_ERR_ALREADY_EXISTS;
+  FaultSpec env_faults;
+  if (cfg.faults_from_env) {
+    std::string why;
+    auto spec = fault_spec_from_env(&why);
+    if (!spec) {
+      log::error("sim", "model {}: {}", name, why);
+      return spec.status();
+    }
+    env_faults = std::move(*spec);
+    if (env_faults.wire.enabled()) {
+      cfg.faults = env_faults.wire;
+      cfg.faults.seed = seed_for_model(env_faults.wire.seed, name);
+    }
+    cfg.fw.cmd_latency += env_faults.cmd_delay;
+    if (env_faults.any())
+      log::info("sim", "model {}: {}={} in effect", name, kFaultsEnv, std::getenv(kFaultsEnv));
+  }
   Result<std::string> bdf = k.add_device(name, cfg.device);
   if (!bdf) return bdf.status();
   std::unique_ptr<Model> m(new Model());
@@ -62,6 +81,7 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
     }
   }
   m->port_host_ = cfg.port_host;
+  m->faults_ = cfg.faults;
   // The object commands, with the port identity (GID 0 = ::ffff:127.0.0.N)
   // bound so that it survives resets and teardown.
   cfg.fw.registrars.push_back(fw::object_commands(m->port_host_));
@@ -73,7 +93,18 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
     fw::set_port_state(ctx, false);
     ctx.schedule(delay, [&ctx] { fw::set_port_state(ctx, true); });
   });
+  if (env_faults.fatal_after.count() > 0) {
+    // Once, env_faults.fatal_after after the first INIT_HCA.
+    auto armed = std::make_shared<std::atomic<bool>>(false);
+    cfg.fw.on_init_hca.push_back(
+        [dev = m->device_, armed, after = env_faults.fatal_after](fw::FwContext& ctx) {
+          if (armed->exchange(true)) return;
+          ctx.schedule(after, [dev] { dev->inject_health_fatal(0x1, kFatalExtSyndrome); });
+        });
+  }
   m->fw_ = std::make_unique<fw::Firmware>(*m->device_, std::move(cfg.fw));
+  for (const CmdFailSpec& f : env_faults.cmd_fail)
+    m->fw_->fail_opcode(f.opcode, f.status, kCmdFailSyndrome, f.times);
   auto eng = engine::Engine::create(*m->fw_, std::move(port));
   if (!eng) {
     m->fw_.reset();

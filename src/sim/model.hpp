@@ -16,6 +16,7 @@
 #include "sim/bus/pci_device.hpp"
 #include "sim/bus/vfio_kernel.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/fault_spec.hpp"
 #include "sim/fw/config.hpp"
 #include "sim/fw/firmware.hpp"
 #include "sim/wire/faults.hpp"
@@ -41,6 +42,12 @@ struct ModelConfig {
   // datagram sent (wire/port.hpp).
   wire::FaultConfig faults;
   std::string pcap_path;
+  // Apply KBV_SIM_FAULTS (fault_spec.hpp) on top of the above: its wire keys
+  // replace `faults` (seeded with seed_for_model), cmd_delay_us adds to
+  // fw.cmd_latency, cmd_fail and fatal_after_ms are installed in the firmware.
+  // A malformed spec fails create() with KBV_ERR_INVALID_ARGUMENT (logged
+  // with the offending item). Tests that need exact faults set false.
+  bool faults_from_env = true;
   // The port goes ACTIVE this long after INIT_HCA (link training), with a
   // port-change EQE (type 0x09, sub_type ACTIVE) to the EQ subscribed to
   // port events — by then a driver has created its async EQ.
@@ -54,7 +61,8 @@ class Model {
   // and objects) registered and the data-path engine (engine/engine.hpp) on
   // the firmware thread. KBV_ERR_ALREADY_EXISTS for a taken name or a taken
   // explicit port_host; KBV_ERR_NO_RESOURCES when no 127.0.0.N (N <= 199) is
-  // free; the errors of Kernel::add_device, wire::Port::open and
+  // free; KBV_ERR_INVALID_ARGUMENT for a malformed KBV_SIM_FAULTS (when
+  // cfg.faults_from_env); the errors of Kernel::add_device, wire::Port::open and
   // Firmware::start otherwise (nothing is left behind).
   static Result<std::unique_ptr<Model>> create(const std::string& name, ModelConfig cfg = {});
   ~Model();
@@ -65,6 +73,8 @@ class Model {
   // "fffe:00:NN.0": what the driver opens through Kernel::instance().
   const std::string& bdf() const { return bdf_; }
   uint8_t port_host() const { return port_host_; }
+  // The wire faults the port applies (ModelConfig::faults, or KBV_SIM_FAULTS's).
+  const wire::FaultConfig& fault_config() const { return faults_; }
   // The data-path engine's counters (a consistent-enough snapshot of
   // monotonic counters; any thread).
   engine::EngineStats engine_stats() const { return engine_->stats(); }
@@ -83,6 +93,7 @@ class Model {
   std::string name_;
   std::string bdf_;
   uint8_t port_host_ = 0;
+  wire::FaultConfig faults_;
   PciDevice* device_ = nullptr;  // owned by the kernel registry
   std::unique_ptr<fw::Firmware> fw_;
   std::unique_ptr<engine::Engine> engine_;  // runs on the firmware thread
