@@ -291,5 +291,84 @@ TEST_F(MkeyTranslate, FreeKeyIsInvalidAndZeroLengthNeedsOnlyTheKey) {
   EXPECT_FALSE(table_.erase(i));
 }
 
+// Each check of translate() on its own, at its edge (issue 21): exact end and
+// one past, the 64-bit wrap of a length64 key, zero length (key, PD and
+// rights still checked), PD mismatch, and every access right alone.
+TEST_F(MkeyTranslate, ExactEndAndOnePastAtEveryOffset) {
+  const uint64_t start = 0x4000'0800, end = start + 3 * 4096;
+  for (uint64_t va : {start, start + 1, start + 0x7FF, start + 0x1000, end - 1}) {
+    SCOPED_TRACE(va);
+    EXPECT_TRUE(tr(va, end - va, mkey_access::kLocalRead).ok());
+    EXPECT_EQ(tr(va, end - va + 1, mkey_access::kLocalRead).fault, MkeyFault::kOutOfBounds);
+  }
+  EXPECT_EQ(tr(end, 1, mkey_access::kLocalRead).fault, MkeyFault::kOutOfBounds);
+  EXPECT_EQ(tr(start - 1, 2, mkey_access::kLocalRead).fault, MkeyFault::kOutOfBounds);
+  // A length that wraps the 64-bit offset arithmetic.
+  EXPECT_EQ(tr(start + 8, ~uint64_t{0} - 6, mkey_access::kLocalRead).fault,
+            MkeyFault::kOutOfBounds);
+}
+
+TEST_F(MkeyTranslate, Length64KeyEndsAtTheTopOfTheAddressSpace) {
+  Mkey m;
+  m.variant = 0x44;
+  m.access_mode = prm::mkc_access_mode::kPa;
+  m.rights = mkey_access::kLocalRead;
+  m.pd = 7;
+  m.start_addr = 0x1000;
+  m.length64 = true;
+  const uint32_t key = *table_.insert(m, 16) << 8 | 0x44;
+  const uint64_t top = ~uint64_t{0};
+  auto t = [&](uint64_t va, uint64_t len) {
+    return table_.translate(key, va, len, mkey_access::kLocalRead, 7, out_);
+  };
+  EXPECT_TRUE(t(top - 7, 8).ok());
+  EXPECT_TRUE(t(top, 1).ok());
+  EXPECT_TRUE(t(0x1000, top - 0xFFF).ok());  // [0x1000, 2^64): the whole key
+  EXPECT_EQ(t(top - 7, 9).fault, MkeyFault::kOutOfBounds);
+  EXPECT_EQ(t(top, 2).fault, MkeyFault::kOutOfBounds);
+  EXPECT_EQ(t(0x1000, top - 0xFFE).fault, MkeyFault::kOutOfBounds);
+  EXPECT_EQ(t(0xFFF, 1).fault, MkeyFault::kOutOfBounds);
+}
+
+TEST_F(MkeyTranslate, ZeroLengthStillChecksKeyPdAndRights) {
+  EXPECT_TRUE(tr(0, 0, mkey_access::kLocalRead).ok());
+  EXPECT_EQ(tr(0, 0, mkey_access::kLocalRead, 8).fault, MkeyFault::kPdMismatch);
+  EXPECT_EQ(tr(0, 0, mkey_access::kRemoteWrite).fault, MkeyFault::kAccess);
+  EXPECT_EQ(tr(0, 0, mkey_access::kLocalRead, 7, idx_ << 8 | 0x34).fault, MkeyFault::kInvalidKey);
+}
+
+TEST_F(MkeyTranslate, PdMismatchIsRefusedWhateverTheRange) {
+  for (uint32_t pd : {0u, 6u, 8u, 7u | 0x800000u})
+    EXPECT_EQ(tr(0x4000'0800, 8, mkey_access::kLocalRead, pd).fault, MkeyFault::kPdMismatch) << pd;
+  EXPECT_TRUE(tr(0x4000'0800, 8, mkey_access::kLocalRead, 7).ok());
+}
+
+TEST_F(MkeyTranslate, EachAccessRightIsCheckedOnItsOwn) {
+  const uint32_t rights[] = {mkey_access::kLocalRead, mkey_access::kLocalWrite,
+                             mkey_access::kRemoteRead, mkey_access::kRemoteWrite,
+                             mkey_access::kRemoteAtomic};
+  for (uint32_t granted : rights) {
+    Mkey m;
+    m.variant = 0x55;
+    m.access_mode = prm::mkc_access_mode::kPa;
+    m.rights = granted;
+    m.pd = 9;
+    m.start_addr = 0x1000;
+    m.len = 0x1000;
+    const uint32_t key = *table_.insert(m, 16) << 8 | 0x55;
+    for (uint32_t asked : rights) {
+      const TranslateResult t = table_.translate(key, 0x1000, 8, asked, 9, out_);
+      if (asked == granted)
+        EXPECT_TRUE(t.ok()) << granted << " " << asked;
+      else
+        EXPECT_EQ(t.fault, MkeyFault::kAccess) << granted << " " << asked;
+    }
+    // Asking for two rights needs both.
+    const uint32_t other =
+        granted == mkey_access::kLocalRead ? mkey_access::kLocalWrite : mkey_access::kLocalRead;
+    EXPECT_EQ(table_.translate(key, 0x1000, 8, granted | other, 9, out_).fault, MkeyFault::kAccess);
+  }
+}
+
 }  // namespace
 }  // namespace kbv::sim::fw::objtest
