@@ -162,8 +162,10 @@ typedef struct kbv_device_open_attr {
  * ISSI, caps, INIT_HCA, UAR, EQs). attr may be NULL (defaults). Event: info
  * 0. Errors: KBV_ERR_INVALID_ARGUMENT (uri/out NULL, unknown scheme, bad
  * BDF, name too long), KBV_ERR_NOT_FOUND (no such vfio function),
- * KBV_ERR_BUSY (already open), platform errors (KBV_ERR_IO ...), bring-up
- * failures (firmware statuses, KBV_ERR_TIMEOUT, KBV_ERR_DEVICE_FATAL). */
+ * KBV_ERR_NOT_SUPPORTED ("sim:" and the model library libkbv-sim.so.0 cannot
+ * be loaded: README "Using the library"), KBV_ERR_BUSY (already open),
+ * platform errors (KBV_ERR_IO ...), bring-up failures (firmware statuses,
+ * KBV_ERR_TIMEOUT, KBV_ERR_DEVICE_FATAL). */
 kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr, kbv_eq_t eq,
                              uint64_t user_data, kbv_device_t* out);
 /* Close (see "Close" above): tears the HCA down once its children are closed.

@@ -4,7 +4,6 @@
 // progress / progress thread / fd (kbv.h "Devices", "Progress").
 #include <kbv/kbv.h>
 #include <poll.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,60 +16,13 @@
 #include "hca/prm/eqe.hpp"
 #include "platform/pci.hpp"
 #include "platform/sys.hpp"
-#include "sim/model.hpp"
+#include "platform/transport.hpp"
 #include "verbs/objects.hpp"
 
 namespace kbv::verbs {
 
 namespace {
 constexpr const char* kLog = "verbs/dev";
-constexpr size_t kSimNameMax = 31;
-
-// "sim:<name>" models this library created, shared by the opens of a name.
-struct SimModels {
-  std::mutex mu;
-  std::unordered_map<std::string, std::weak_ptr<sim::Model>> by_name;
-};
-SimModels& sim_models() {
-  static SimModels* s = new SimModels();
-  return *s;
-}
-
-bool valid_sim_name(std::string_view n) {
-  return !n.empty() && n.size() <= kSimNameMax && n.find('/') == std::string_view::npos &&
-         n.find(',') == std::string_view::npos;
-}
-
-// The model named `name` and its BDF: one this library created, one the
-// application created in this process (sim::Model::create), or a new one.
-Result<std::pair<std::shared_ptr<sim::Model>, std::string>> sim_open(const std::string& name) {
-  SimModels& s = sim_models();
-  std::lock_guard lk(s.mu);
-  if (auto m = s.by_name[name].lock()) return std::make_pair(m, m->bdf());
-  auto bdf = sim::Kernel::instance().bdf(name);
-  if (bdf) return std::make_pair(std::shared_ptr<sim::Model>{}, *bdf);
-  // The model's threads are the HCA, not the program: they start with every
-  // CPU allowed whatever the caller is bound to (threads inherit the
-  // creator's affinity; mpirun binds each rank to one core, and a rank's
-  // HCA then ran on the core its busy-polling thread spins on: MPI over UCX
-  // 8 B median 38 -> 17 us on 2 cores).
-  cpu_set_t bound;
-  bool widened = false;
-  if (::sched_getaffinity(0, sizeof bound, &bound) == 0) {
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    const long n = ::sysconf(_SC_NPROCESSORS_CONF);
-    for (long c = 0; c < n && c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
-    widened = ::sched_setaffinity(0, sizeof all, &all) == 0;
-  }
-  auto m = sim::Model::create(name);
-  if (widened) (void)::sched_setaffinity(0, sizeof bound, &bound);
-  if (!m) return m.status();
-  std::shared_ptr<sim::Model> sp(std::move(*m));
-  s.by_name[name] = sp;
-  return std::make_pair(sp, sp->bdf());
-}
-
 uint32_t port_state_of(uint8_t sub_type) {
   switch (static_cast<prm::PortChangeSubtype>(sub_type)) {
     case prm::PortChangeSubtype::DOWN: return KBV_PORT_DOWN;
@@ -188,7 +140,7 @@ void DeviceImpl::finish_teardown() {
   hca.reset();
   io.reset();
   pdev.reset();
-  model.reset();
+  backing.reset();
   auto self = std::static_pointer_cast<DeviceImpl>(
       shared_from_this());  // alive through the registry removal
   devices_remove(this);
@@ -343,31 +295,16 @@ extern "C" {
 
 kbv_status_t kbv_get_device_list(kbv_device_desc_t* list, uint32_t max, uint32_t* count) {
   if (!count || (!list && max > 0)) return KBV_ERR_INVALID_ARGUMENT;
+  // Every transport's devices, hardware first (platform/transport.hpp).
   std::vector<kbv_device_desc_t> all;
-  auto hw = kbv::platform::discover_mlx5_devices(kbv::platform::real_sys(), true);
-  if (hw) {
-    for (const auto& p : *hw) {
-      std::string uri = "vfio:" + p.address.to_string();
-      fill_desc(all.emplace_back(), uri, p.vendor, p.device, false, p.numa_node);
+  std::vector<kbv::platform::TransportDevice> found;
+  for (const kbv::platform::Transport* t : kbv::platform::all_transports()) {
+    const size_t before = found.size();
+    t->list(found, !found.empty());
+    for (size_t i = before; i < found.size(); ++i) {
+      const auto& f = found[i];
+      fill_desc(all.emplace_back(), f.uri, f.vendor_id, f.device_id, t->is_model, f.numa_node);
     }
-  }
-  std::vector<std::string> names;
-  const char* env = std::getenv("KBV_SIM_DEVICES");
-  if (env) {
-    std::string_view v(env);
-    while (!v.empty()) {
-      size_t c = v.find(',');
-      std::string_view n = v.substr(0, c);
-      if (kbv::verbs::valid_sim_name(n)) names.emplace_back(n);
-      v = c == std::string_view::npos ? std::string_view{} : v.substr(c + 1);
-    }
-  } else if (all.empty()) {
-    names.emplace_back("0");
-  }
-  for (const auto& n : names) {
-    // PCI ids of the model's default identity (sim/bus/pci_device.hpp DeviceConfig).
-    kbv::sim::DeviceConfig def;
-    fill_desc(all.emplace_back(), "sim:" + n, def.vendor_id, def.device_id, true, -1);
   }
   *count = static_cast<uint32_t>(all.size());
   for (uint32_t i = 0; i < max && i < all.size(); ++i) list[i] = all[i];
@@ -390,32 +327,15 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
   auto d = std::make_shared<DeviceImpl>();
   d->uri = std::string(u);
   d->event_eq = *evq;
-  kbv::platform::Sys* sys = nullptr;
-  std::string bdf;
-  if (u.starts_with("sim:")) {
-    std::string name(u.substr(4));
-    if (!kbv::verbs::valid_sim_name(name)) return KBV_ERR_INVALID_ARGUMENT;
-    auto m = kbv::verbs::sim_open(name);
-    if (!m) {
-      // Said here, where the cause is known: programs above the verbs (MPI
-      // ranks through UCX and libibverbs) only see the device missing.
-      kbv::log::error(
-          "verbs/dev", "{}: the model HCA cannot be created: {}{}", u, m.status().to_string(),
-          m.status() == KBV_ERR_NO_RESOURCES ? " (no free 127.0.0.N, N <= 199, for its port)" : "");
-      return m.status().code();
-    }
-    d->model = m->first;
-    bdf = m->second;
-    sys = &kbv::sim::Model::sys();
-  } else if (u.starts_with("vfio:")) {
-    auto addr = kbv::platform::PciAddress::parse(u.substr(5));
-    if (!addr) return KBV_ERR_INVALID_ARGUMENT;
-    bdf = addr->to_string();
-    sys = &kbv::platform::real_sys();
-  } else {
-    return KBV_ERR_INVALID_ARGUMENT;
-  }
-  auto h = kbv::platform::DeviceHandle::open(*sys, bdf);
+  // "<scheme>:<address>": the scheme's transport reaches the function.
+  const size_t colon = u.find(':');
+  if (colon == std::string_view::npos) return KBV_ERR_INVALID_ARGUMENT;
+  auto transport = kbv::platform::find_transport(u.substr(0, colon));
+  if (!transport) return transport.status().code();
+  auto target = (*transport)->open(u.substr(colon + 1));
+  if (!target) return target.status().code();
+  d->backing = std::move(target->backing);
+  auto h = kbv::platform::DeviceHandle::open(*target->sys, target->bdf);
   if (!h) return h.status().code();
   d->pdev = std::move(*h);
   d->io = std::make_unique<kbv::hca::PlatformDeviceIo>(*d->pdev);

@@ -52,10 +52,6 @@
 #include "verbs/event_queue.hpp"
 #include "verbs/request.hpp"
 
-namespace kbv::sim {
-class Model;
-}
-
 namespace kbv::verbs {
 
 enum class Kind : uint8_t { kDevice = 1, kPd, kMr, kCq, kQp, kSrq, kAh };
@@ -197,7 +193,9 @@ class DeviceImpl : public Base {
 
   std::recursive_mutex mu;
   std::string uri;
-  std::shared_ptr<sim::Model> model;  // sim: devices (shared by opens of one name)
+  // What backs the function (a model HCA for "sim:"; platform/transport.hpp
+  // TransportTarget), held until the teardown finished.
+  std::shared_ptr<void> backing;
   std::unique_ptr<platform::DeviceHandle> pdev;
   std::unique_ptr<hca::PlatformDeviceIo> io;
   std::unique_ptr<hca::Hca> hca;
