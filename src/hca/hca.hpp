@@ -154,6 +154,13 @@ class Hca {
   DeviceIo& io() { return io_; }
   Result<int> async_eventfd() const;
   Result<int> comp_eventfd() const;
+  // The variant byte (mkc.mkey_7_0) for the next memory key: a per-device
+  // counter incremented before each use (1, 2, ... 255, 0, 1, ...), as the
+  // kernel's mlx5_ib does (mr.c assign_mkey_variant: atomic_inc_return of
+  // dev->mkey_var, truncated to u8). With the firmware's index reuse this
+  // keeps a deregistered key from naming a later region (docs/PRM.md
+  // "Memory keys").
+  uint8_t next_mkey_variant() { return ++mkey_var_; }
 
  private:
   friend class Bringup;
@@ -185,6 +192,7 @@ class Hca {
   std::function<void(uint32_t)> on_comp_;
   Status failure_;
   uint64_t timeouts_seen_ = 0;
+  uint8_t mkey_var_ = 0;
   HcaStats stats_;
 };
 

@@ -37,6 +37,7 @@ Status Mr::create(Hca& hca, platform::DmaContext& dma, uint32_t pd, void* addr, 
   a.rr = access & kRemoteRead;
   a.rw = access & kRemoteWrite;
   a.a = access & kRemoteAtomic;
+  a.mkey_7_0 = hca.next_mkey_variant();
   const size_t pages = mr->reg_.mapped_size() >> kLogPage;
   a.mtt.resize(pages);
   for (size_t i = 0; i < pages; ++i) a.mtt[i] = mr->reg_.mapped_iova() + (i << kLogPage);

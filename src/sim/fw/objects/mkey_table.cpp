@@ -14,10 +14,17 @@ constexpr uint32_t kNeedsWrite =
 }  // namespace
 
 std::optional<uint32_t> MkeyTable::insert(Mkey m, uint64_t max) {
-  std::optional<uint32_t> idx = ids_.alloc(max);
-  if (!idx) return std::nullopt;
-  m.index = *idx;
-  keys_.emplace(*idx, std::move(m));
+  // Indexes [2, 2 + max), within the 24-bit space; at most max live keys.
+  const uint64_t space = IndexAllocator::kNumberSpace;
+  const uint64_t limit = max < space - kFirstIndex ? max + kFirstIndex : space;
+  if (keys_.size() >= max || keys_.size() >= limit - kFirstIndex) return std::nullopt;
+  if (next_ >= limit) next_ = kFirstIndex;
+  // A free index exists below limit: the search ends within one cycle.
+  while (keys_.count(next_) != 0) next_ = next_ + 1 >= limit ? kFirstIndex : next_ + 1;
+  const uint32_t idx = next_;
+  next_ = next_ + 1 >= limit ? kFirstIndex : next_ + 1;
+  m.index = idx;
+  keys_.emplace(idx, std::move(m));
   return idx;
 }
 
@@ -26,11 +33,7 @@ const Mkey* MkeyTable::find(uint32_t index) const {
   return it == keys_.end() ? nullptr : &it->second;
 }
 
-bool MkeyTable::erase(uint32_t index) {
-  if (keys_.erase(index) == 0) return false;
-  ids_.release(index);
-  return true;
-}
+bool MkeyTable::erase(uint32_t index) { return keys_.erase(index) != 0; }
 
 uint32_t MkeyTable::count_pd(uint32_t pd) const {
   uint32_t n = 0;
@@ -40,7 +43,7 @@ uint32_t MkeyTable::count_pd(uint32_t pd) const {
 
 void MkeyTable::clear() {
   keys_.clear();
-  ids_.clear();
+  next_ = kFirstIndex;
 }
 
 TranslateResult MkeyTable::translate(uint32_t key, uint64_t va, uint64_t len, uint32_t rights,

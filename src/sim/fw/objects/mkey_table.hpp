@@ -24,6 +24,15 @@
 // through the IOMMU, which faults separately (IOVA not mapped). PA mode keys
 // translate va -> va (no translation).
 //
+// Index allocation (mkey_index): round robin — each CREATE_MKEY takes the
+// first free index after the one handed out last, wrapping after
+// 2 + 2^log_max_mkey (indexes 0 and 1 are never used), so a destroyed key's index is reused only
+// after the whole index space has been cycled, not by the next CREATE_MKEY (as the lowest-
+// free-first allocation of the other object numbers would). Together with
+// the driver's rotating variant byte (mlx5_ib assign_mkey_variant) a stale
+// lkey/rkey does not name a newer region; the variant is checked on every
+// translation.
+//
 // Threading: the table is written by the firmware thread (CREATE/DESTROY_MKEY,
 // function reset). translate() and find() are const and allocation-free; a
 // data-path thread may call them only while no MKEY command executes (the
@@ -106,9 +115,10 @@ class MkeyTable {
   // Index 0 is never handed out (a zero lkey is a programming error to catch),
   // nor index 1: with key byte 0 it is 0x100, MLX5_INVALID_LKEY (rdma-core
   // mlx5dv.h), which ends a receive WQE's scatter list.
-  MkeyTable() : ids_(2) {}
+  MkeyTable() = default;
 
-  // Inserts `m`, assigning m.index; nullopt when `max` keys are live.
+  // Inserts `m`, assigning m.index (round robin over [2, min(2 + max,
+  // 2^24)), see the file comment); nullopt when `max` keys are live.
   std::optional<uint32_t> insert(Mkey m, uint64_t max);
   const Mkey* find(uint32_t index) const;
   bool erase(uint32_t index);
@@ -124,8 +134,9 @@ class MkeyTable {
                             std::span<IovaRange> out) const;
 
  private:
+  static constexpr uint32_t kFirstIndex = 2;
   std::unordered_map<uint32_t, Mkey> keys_;
-  IndexAllocator ids_;
+  uint32_t next_ = kFirstIndex;  // where the round-robin search starts
 };
 
 }  // namespace kbv::sim::fw

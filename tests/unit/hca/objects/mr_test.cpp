@@ -70,6 +70,27 @@ TEST_F(MrTest, ReadOnlyRegionIsMappedForDeviceReadsOnly) {
   ASSERT_TRUE(run_status([&](auto cb) { return (*mr)->destroy(cb); }).is_ok());
 }
 
+// The key's low byte (mkc.mkey_7_0) rotates per registration, as mlx5_ib's
+// assign_mkey_variant (1, 2, 3 ... on a new device), so a region registered
+// after another with the same firmware index still gets a different key.
+TEST_F(MrTest, KeyVariantRotatesPerRegistration) {
+  std::vector<uint32_t> keys;
+  for (int i = 0; i < 3; ++i) {
+    auto mr = run<std::unique_ptr<Mr>>([&](auto cb) {
+      return Mr::create(*hca, *ctx, 3, buf.data(), 100, mr_access::kLocalWrite, cb);
+    });
+    ASSERT_TRUE(mr.has_value());
+    keys.push_back((*mr)->lkey());
+    ASSERT_TRUE(run_status([&](auto cb) { return (*mr)->destroy(cb); }).is_ok());
+  }
+  // The scripted firmware answers mkey_index 0 every time: the keys differ
+  // only by the variant the driver chose.
+  EXPECT_EQ(keys, (std::vector<uint32_t>{1, 2, 3}));
+  for (int i = 3; i < 255; ++i) (void)hca->next_mkey_variant();  // ... 255
+  EXPECT_EQ(hca->next_mkey_variant(), 0u);                       // u8 wrap, as the kernel's counter
+  EXPECT_EQ(hca->next_mkey_variant(), 1u);
+}
+
 TEST_F(MrTest, FailuresLeaveNothingMapped) {
   using namespace mr_access;
   EXPECT_EQ(

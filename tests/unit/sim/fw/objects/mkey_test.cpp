@@ -186,6 +186,58 @@ TEST_F(MkeyTest, ExhaustionIsNoResources) {
               synd::kMkeyExhausted);
 }
 
+// Index reuse is delayed (mkey_table.hpp): a destroyed key's index is not
+// the next one handed out, and its old key stays invalid for the new region.
+TEST_F(MkeyTest, DestroyedIndexIsNotReusedNext) {
+  const uint32_t pd = alloc_pd();
+  std::vector<uint32_t> seen;
+  for (int i = 0; i < 8; ++i) {
+    Reply r = create(mkey_cmd(pd, 0x1000, 4096, {0x10000000}));
+    ASSERT_EQ(r.status(), 0);
+    const uint32_t idx = field(r, prm::create_mkey_out::mkey_index);
+    for (uint32_t old : seen) EXPECT_NE(idx, old) << "index reused after " << seen.size();
+    const uint32_t key = idx << 8 | 0x5a;
+    auto d = cmd<prm::destroy_mkey_in>(Opcode::DESTROY_MKEY);
+    prm::Ref<prm::destroy_mkey_in>(d.data()).set(prm::destroy_mkey_in::mkey_index, idx);
+    ASSERT_EQ(exec(d, 16).status(), 0);
+    IovaRange out[1];
+    EXPECT_EQ(tables().mkeys.translate(key, 0x1000, 8, mkey_access::kLocalRead, pd, out).fault,
+              MkeyFault::kInvalidKey);
+    seen.push_back(idx);
+  }
+}
+
+TEST(MkeyTableIndex, RoundRobinWrapsAndSkipsLiveIndexes) {
+  MkeyTable t;
+  // max 4: indexes 2..5.
+  std::vector<uint32_t> idx;
+  for (int i = 0; i < 4; ++i) idx.push_back(*t.insert(Mkey{}, 4));
+  EXPECT_EQ(idx, (std::vector<uint32_t>{2, 3, 4, 5}));
+  EXPECT_FALSE(t.insert(Mkey{}, 4).has_value());
+  ASSERT_TRUE(t.erase(3));
+  ASSERT_TRUE(t.erase(2));
+  // The search starts after 5, wraps, finds 2 (freed first in index order).
+  EXPECT_EQ(*t.insert(Mkey{}, 4), 2u);
+  EXPECT_EQ(*t.insert(Mkey{}, 4), 3u);
+  ASSERT_TRUE(t.erase(4));
+  ASSERT_TRUE(t.erase(2));
+  EXPECT_EQ(*t.insert(Mkey{}, 4), 4u);  // after 3, not the lowest free (2)
+}
+
+TEST(MkeyTableIndex, VariantMismatchIsInvalidKey) {
+  MkeyTable t;
+  Mkey m;
+  m.variant = 7;
+  m.access_mode = prm::mkc_access_mode::kPa;
+  m.length64 = true;
+  m.rights = mkey_access::kLocalRead;
+  const uint32_t i = *t.insert(m, 16);
+  IovaRange out[1];
+  EXPECT_TRUE(t.translate(i << 8 | 7, 0x1000, 8, mkey_access::kLocalRead, 0, out).ok());
+  EXPECT_EQ(t.translate(i << 8 | 6, 0x1000, 8, mkey_access::kLocalRead, 0, out).fault,
+            MkeyFault::kInvalidKey);
+}
+
 TEST_F(MkeyTest, PaModeTranslatesIdentity) {
   const uint32_t pd = alloc_pd();
   auto in = mkey_cmd(pd, 0, 0, {});
