@@ -328,7 +328,12 @@ kbv_status_t kbv_pd_dealloc(kbv_pd_t pd, kbv_eq_t eq, uint64_t user_data);
  * Event: info = lkey << 32 | rkey (also kbv_mr_get_keys). Errors:
  * KBV_ERR_INVALID_HANDLE, KBV_ERR_INVALID_ARGUMENT (addr NULL, length 0,
  * unknown flags, remote write/atomic without local write: IBTA 10.6.3.1),
- * KBV_ERR_LIMIT_EXCEEDED (length above max_mr_size), platform mapping errors
+ * KBV_ERR_LIMIT_EXCEEDED (length above max_mr_size), KBV_ERR_ACCESS_DENIED
+ * (the kernel refused to pin the pages — VFIO_IOMMU_MAP_DMA answered EFAULT:
+ * part of the range is not mapped or not readable, or any write right was
+ * asked for memory the process cannot write, e.g. PROT_READ; rdma-core's
+ * ibv_reg_mr fails with EFAULT in the same cases, and kbv's libibverbs
+ * reports it so), KBV_ERR_NO_MEMORY, other platform mapping errors
  * (KBV_ERR_NO_RESOURCES, KBV_ERR_IO), firmware statuses. */
 kbv_status_t kbv_mr_reg(kbv_pd_t pd, void* addr, size_t length, uint32_t access, kbv_eq_t eq,
                         uint64_t user_data, kbv_mr_t* out);

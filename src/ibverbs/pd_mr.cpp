@@ -61,7 +61,13 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned ac
     if (m->handle != KBV_HANDLE_NONE) (void)kbv_mr_dereg(m->handle, KBV_EQ_NONE, 0);
     delete m;
     (void)ibv_dofork_range(addr, length);
-    fail(s);
+    // The kernel refused to pin the pages (kbv_mr_reg: not mapped, or a
+    // write right on memory the process cannot write): EFAULT, as
+    // ib_umem_get's pin_user_pages failure reaches rdma-core's ibv_reg_mr.
+    if (s == KBV_ERR_ACCESS_DENIED)
+      errno = EFAULT;
+    else
+      fail(s);
     return nullptr;
   }
   m->mr.context = pd->context;

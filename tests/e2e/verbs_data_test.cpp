@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <kbv/kbv.h>
 
+#include <sys/mman.h>
+
 #include <cstring>
 
 #include "verbs_fixture.hpp"
@@ -647,6 +649,41 @@ TEST_F(VerbsData, CqOverrunIsACqErrorEvent) {
   EXPECT_EQ(ev.type, static_cast<uint32_t>(KBV_EVENT_CQ_ERROR));
   EXPECT_EQ(ev.object, a.cq);
   EXPECT_EQ(ev.status, KBV_ERR_OVERFLOW);
+}
+
+// Registration of memory the process cannot write (issue 16): any write
+// right is refused with KBV_ERR_ACCESS_DENIED (the emulated VFIO kernel's
+// MAP_DMA answers EFAULT, as Linux's pin_user_pages with FOLL_WRITE); read
+// rights work, and a peer's RDMA READ from it returns its bytes.
+TEST_F(VerbsData, ReadOnlyMemoryRegistersForReadsOnly) {
+  open_pair(KBV_QPT_RC);
+  ASSERT_FALSE(HasFailure());
+  const size_t len = 3 * 4096;
+  auto* ro = static_cast<uint8_t*>(
+      ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(ro, MAP_FAILED);
+  fill(ro, len, 21);
+  ASSERT_EQ(::mprotect(ro, len, PROT_READ), 0);
+  kbv_mr_t mr = 0;
+  for (uint32_t acc : {KBV_ACCESS_LOCAL_WRITE, KBV_ACCESS_LOCAL_WRITE | KBV_ACCESS_REMOTE_WRITE,
+                       KBV_ACCESS_LOCAL_WRITE | KBV_ACCESS_REMOTE_ATOMIC}) {
+    EXPECT_EQ(kbv_mr_reg(b.pd, ro, len, acc, KBV_EQ_NONE, 0, &mr), KBV_ERR_ACCESS_DENIED) << acc;
+    EXPECT_EQ(mr, kbv_mr_t{0});
+  }
+  ASSERT_EQ(kbv_mr_reg(b.pd, ro, len, KBV_ACCESS_REMOTE_READ, KBV_EQ_NONE, 0, &mr), KBV_SUCCESS);
+  uint32_t lkey = 0, rkey = 0;
+  ASSERT_EQ(kbv_mr_get_keys(mr, &lkey, &rkey), KBV_SUCCESS);
+  kbv_sge_t s = a.sge(0, len - 100);
+  kbv_send_wr_t w = swr(1, KBV_WR_RDMA_READ, &s, 1);
+  w.remote_addr = reinterpret_cast<uint64_t>(ro) + 100;
+  w.rkey = rkey;
+  ASSERT_EQ(kbv_post_send(a.qp, &w, 1, nullptr), KBV_SUCCESS);
+  auto wc = poll_n(a.cq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, KBV_SUCCESS) << kbv_status_name((kbv_status_t)wc[0].status);
+  EXPECT_EQ(std::memcmp(a.buf.data(), ro + 100, len - 100), 0);
+  EXPECT_EQ(kbv_mr_dereg(mr, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  ::munmap(ro, len);
 }
 
 }  // namespace

@@ -20,7 +20,14 @@ Status Mr::create(Hca& hca, platform::DmaContext& dma, uint32_t pd, void* addr, 
   const bool writes = (access & (kLocalWrite | kRemoteWrite | kRemoteAtomic)) != 0;
   auto reg = dma.register_memory(addr, length,
                                  writes ? platform::kDmaReadWrite : platform::kDmaDeviceRead);
-  if (!reg) return reg.status();
+  if (!reg) {
+    if (reg.status() != KBV_ERR_IOMMU_FAULT) return reg.status();
+    // EFAULT from VFIO_IOMMU_MAP_DMA: the kernel could not pin the pages.
+    log::error(kLog, "{} bytes at {}: the pages cannot be pinned for device {} (not mapped{})",
+               length, addr, writes ? "writes" : "reads",
+               writes ? ", or not writable by this process" : "");
+    return Status{KBV_ERR_ACCESS_DENIED};
+  }
   std::unique_ptr<Mr> mr(new Mr(hca));
   mr->reg_ = std::move(*reg);
   mr->pd_ = pd;

@@ -17,8 +17,12 @@
 // read+write when any write right is given, read-only otherwise.
 //
 // Errors from create (returned, no callback): KBV_ERR_INVALID_ARGUMENT
-// (null/empty buffer, rights), KBV_ERR_INVALID_STATE (Hca not ready), the
-// platform's registration errors; in the callback: firmware statuses
+// (null/empty buffer, rights), KBV_ERR_INVALID_STATE (Hca not ready),
+// KBV_ERR_ACCESS_DENIED when VFIO_IOMMU_MAP_DMA fails with EFAULT (Linux
+// pins the pages with FOLL_WRITE when any write right is given: memory the
+// process cannot write, or memory not mapped, is refused — rdma-core's
+// ibv_reg_mr gives EFAULT), the platform's other registration errors; in the
+// callback: firmware statuses
 // (unknown pd -> KBV_ERR_FW_BAD_RESOURCE ...). The registration is undone
 // whenever the key is not created.
 //

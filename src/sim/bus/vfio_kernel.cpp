@@ -11,6 +11,7 @@
 #include <linux/vfio.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,6 +46,61 @@ void set_command_bits(PciDevice& d, uint16_t set, uint16_t clear) {
 int fail(int err) {
   errno = err;
   return -1;
+}
+
+// What Linux's VFIO_IOMMU_MAP_DMA checks when it pins [va, va + size)
+// (vfio_iommu_type1.c vfio_pin_pages_remote -> pin_user_pages_remote, with
+// FOLL_WRITE when the mapping has IOMMU_WRITE; mm/gup.c check_vma_flags):
+// every page must lie in a VMA, readable (VM_READ) and, for a device-
+// writable mapping, writable (VM_WRITE) — otherwise EFAULT, whatever the
+// pages hold. The VMA permissions are read from /proc/self/maps (the kernel's
+// own view of the same flags: "r"/"w" are VM_READ/VM_WRITE), not probed by
+// touching the memory: a write probe could fault or race with the
+// application's own stores, and a read-only page that happens to be
+// resident says nothing about VM_WRITE. The file is read with raw system
+// calls into a stack buffer (no allocation, and no interposed open(): the
+// preload's open would re-enter this kernel). Lines come sorted by address;
+// reading stops past the range. Returns 0 or EFAULT.
+int check_user_pages(uintptr_t va, uint64_t size, bool write) {
+  const int fd =
+      static_cast<int>(::syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return EFAULT;
+  const uint64_t end = va + size;
+  uint64_t covered = va;  // [va, covered) checked so far
+  char buf[4096];
+  size_t have = 0;
+  bool eof = false;
+  int result = EFAULT;
+  while (covered < end) {
+    char* nl = static_cast<char*>(std::memchr(buf, '\n', have));
+    if (nl == nullptr) {
+      if (eof || have == sizeof buf) break;  // a line longer than 4 KiB: give up
+      const long n = ::syscall(SYS_read, fd, buf + have, sizeof buf - have);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        eof = true;
+      else
+        have += static_cast<size_t>(n);
+      continue;
+    }
+    *nl = '\0';
+    // "start-end perms offset dev inode path": hex addresses, perms "rwxp".
+    char* p = buf;
+    const uint64_t lo = std::strtoull(p, &p, 16);
+    const uint64_t hi = *p == '-' ? std::strtoull(p + 1, &p, 16) : 0;
+    const bool r = p[0] == ' ' && p[1] == 'r';
+    const bool w = p[0] == ' ' && p[2] == 'w';
+    const size_t used = static_cast<size_t>(nl + 1 - buf);
+    std::memmove(buf, nl + 1, have - used);
+    have -= used;
+    if (hi <= covered) continue;  // before the range (or unparsable)
+    if (lo > covered) break;      // a hole: not mapped
+    if (!r || (write && !w)) break;
+    covered = hi;
+  }
+  if (covered >= end) result = 0;
+  ::syscall(SYS_close, fd);
+  return result;
 }
 
 }  // namespace
@@ -437,6 +493,10 @@ int Kernel::iommu_ioctl(Container& c, unsigned long req, void* arg) {
         // Linux pins the pages; memory that is not mapped fails with EFAULT.
         std::vector<unsigned char> vec((map.size + 4095) / 4096);
         if (::mincore(va, map.size, vec.data()) != 0) return errno == ENOMEM ? -EFAULT : -EINVAL;
+        // And, as pin_user_pages with FOLL_WRITE, a device-writable mapping
+        // of memory the process cannot write (PROT_READ, a read-only file
+        // mapping) fails with EFAULT (check_user_pages).
+        if (int e = check_user_pages(map.vaddr, map.size, (perm & Iommu::kWrite) != 0)) return -e;
       }
       Status s = c.maps.map(map.iova, va, map.size, perm);
       if (!s) return -errno_of(s);

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 
 #include <cstring>
 
@@ -54,6 +55,28 @@ TEST_F(IbvTest, MrAccessAndIova) {
   errno = 0;
   EXPECT_EQ(ibv_reg_dmabuf_mr(pd_, 0, 4096, 0, 3, IBV_ACCESS_LOCAL_WRITE), nullptr);
   EXPECT_EQ(errno, EOPNOTSUPP);
+}
+
+// rdma-core's ibv_reg_mr of memory the process cannot write, with a write
+// right: the kernel's pin_user_pages(FOLL_WRITE) fails, ibv_reg_mr returns
+// NULL with errno EFAULT. Read-only rights on the same memory work.
+TEST_F(IbvTest, ReadOnlyMemoryWithWriteAccessIsEfault) {
+  const size_t len = 2 * 4096;
+  void* ro = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(ro, MAP_FAILED);
+  for (int acc : {int{IBV_ACCESS_LOCAL_WRITE}, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC}) {
+    errno = 0;
+    EXPECT_EQ(ibv_reg_mr(pd_, ro, len, acc), nullptr) << acc;
+    EXPECT_EQ(errno, EFAULT) << acc;
+  }
+  ibv_mr* mr = ibv_reg_mr(pd_, ro, len, IBV_ACCESS_REMOTE_READ);
+  ASSERT_NE(mr, nullptr) << std::strerror(errno);
+  EXPECT_EQ(ibv_dereg_mr(mr), 0);
+  mr = ibv_reg_mr(pd_, ro, len, 0);
+  ASSERT_NE(mr, nullptr) << std::strerror(errno);
+  EXPECT_EQ(ibv_dereg_mr(mr), 0);
+  ::munmap(ro, len);
 }
 
 TEST_F(IbvTest, DestroyWhileUsedIsEbusy) {

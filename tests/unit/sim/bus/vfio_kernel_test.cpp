@@ -272,6 +272,42 @@ TEST_F(VfioTest, MapDmaErrors) {
   EXPECT_EQ(err([&] { return k.ioctl(container, VFIO_IOMMU_MAP_DMA, nullptr); }), EFAULT);
 }
 
+// Linux pins the pages of a device-writable mapping with FOLL_WRITE:
+// memory the process cannot write fails with EFAULT (check_vma_flags), and
+// memory it cannot read fails for any mapping; a read-only mapping of
+// PROT_READ memory is fine.
+TEST_F(VfioTest, MapDmaChecksPagePermissions) {
+  open_all();
+  auto* mem = static_cast<std::byte*>(
+      ::mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mem, MAP_FAILED);
+  mem[0] = std::byte{1};  // resident or not makes no difference
+  ASSERT_EQ(::mprotect(mem + 4096, 4096, PROT_READ), 0);
+  ASSERT_EQ(::mprotect(mem + 2 * 4096, 4096, PROT_NONE), 0);
+  auto map_at = [&](size_t off, uint64_t size, uint32_t flags, uint64_t iova) {
+    vfio_iommu_type1_dma_map m{};
+    m.argsz = sizeof m;
+    m.flags = flags;
+    m.vaddr = reinterpret_cast<uintptr_t>(mem + off);
+    m.iova = iova;
+    m.size = size;
+    errno = 0;
+    return k.ioctl(container, VFIO_IOMMU_MAP_DMA, &m) == 0 ? 0 : errno;  // 0 or the errno
+  };
+  constexpr uint32_t kRW = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+  EXPECT_EQ(map_at(4096, 4096, kRW, 0x10000), EFAULT);                      // PROT_READ, write
+  EXPECT_EQ(map_at(4096, 4096, VFIO_DMA_MAP_FLAG_WRITE, 0x10000), EFAULT);  // write only
+  EXPECT_EQ(map_at(0, 2 * 4096, kRW, 0x10000), EFAULT);  // writable page, then a read-only one
+  EXPECT_EQ(map_at(2 * 4096, 4096, VFIO_DMA_MAP_FLAG_READ, 0x10000), EFAULT);  // PROT_NONE
+  EXPECT_EQ(map_at(0, 3 * 4096, VFIO_DMA_MAP_FLAG_READ, 0x10000), EFAULT);
+  // Nothing was mapped by the failures.
+  EXPECT_EQ(map_at(0, 4096, kRW, 0x10000), 0);
+  EXPECT_EQ(map_at(0, 2 * 4096, VFIO_DMA_MAP_FLAG_READ, 0x20000), 0);  // read-only is fine
+  ASSERT_EQ(::mprotect(mem + 4096, 4096, PROT_READ | PROT_WRITE), 0);
+  EXPECT_EQ(map_at(4096, 4096, kRW, 0x30000), 0);  // writable again
+  ::munmap(mem, 3 * 4096);
+}
+
 TEST_F(VfioTest, UnmapAllAndLateGroupGetsMappings) {
   open_all();
   void* mem = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
