@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The fast path (kbv.h "Fast path"): kbv_post_send / kbv_post_recv /
 // kbv_post_srq_recv / kbv_poll_cq over hca::SendQueue, RecvQueue, SrqQueue
-// and CqPoller. Handles resolve through the lock-free FastTable; work
-// requests are translated in stack chunks (no allocation, no lock).
+// and CqPoller. Handles resolve inline through the lock-free FastTable
+// (fast_table.hpp fast_handles()); the queues' post loops (hca/dp/sq_post.hpp,
+// rq.hpp) are inlined here and build WQEs straight from the caller's
+// kbv_send_wr_t / kbv_recv_wr_t through the field adapters below: no
+// translation, no staging copy, no allocation, no lock. What the driver
+// cannot check (opcode and flag values, a NULL sg_list, the UD AH handle)
+// is checked by the adapters' prepare(), per request, before anything of it
+// is written, so a bad request still gets its status and *bad_index.
 #include <kbv/kbv.h>
 
-#include <algorithm>
 #include <cstddef>
-#include <new>
 
+#include "hca/dp/sq_post.hpp"
+#include "verbs/fast_table.hpp"
 #include "verbs/objects.hpp"
 
 namespace kbv::verbs {
 namespace {
 
-// kbv_sge_t is passed to the driver as hca::Sge: same members, same layout.
+// kbv_sge_t is read by the driver as hca::Sge: same members, same layout.
 static_assert(sizeof(kbv_sge_t) == sizeof(hca::Sge));
 static_assert(offsetof(kbv_sge_t, addr) == offsetof(hca::Sge, addr));
 static_assert(offsetof(kbv_sge_t, length) == offsetof(hca::Sge, length));
@@ -49,29 +55,12 @@ static_assert(offsetof(kbv_wc_t, vendor_err) == offsetof(hca::WorkCompletion, ve
 static_assert(offsetof(kbv_wc_t, network_hdr_type) == offsetof(hca::WorkCompletion, l3_type));
 static_assert(sizeof(kbv_status_t) == sizeof(int32_t));
 
-constexpr uint32_t kChunk = 16;
 constexpr uint32_t kSendFlags =
     KBV_SEND_SIGNALED | KBV_SEND_SOLICITED | KBV_SEND_FENCE | KBV_SEND_INLINE;
 
-// Staging for up to kChunk translated requests, left uninitialised: each
-// entry is constructed when a request is translated into it (the
-// translation assigns every member, so the compiler drops the default
-// member initialisers; a plain array would zero-fill all kChunk entries on
-// every call).
 template <class T>
-struct Stage {
-  alignas(T) unsigned char raw[kChunk * sizeof(T)];
-  T* at(uint32_t i) { return new (raw + i * sizeof(T)) T; }
-  const T* data() const { return reinterpret_cast<const T*>(raw); }
-};
-
-std::span<const hca::Sge> sges(const kbv_sge_t* sg, uint32_t n) {
-  return {reinterpret_cast<const hca::Sge*>(sg), n};
-}
-
-template <class T>
-T* fast(uint64_t h, Kind k) {
-  Base* b = fast_lookup(h);
+[[gnu::always_inline]] inline T* fast(uint64_t h, Kind k) {
+  Base* b = fast_handles().get(h);
   return b && b->kind == k ? static_cast<T*>(b) : nullptr;
 }
 
@@ -79,67 +68,64 @@ Status device_failure(const DeviceImpl& d) {
   return Status{static_cast<kbv_status_t>(d.failure.load(std::memory_order_relaxed))};
 }
 
-// Posts the first m translated requests of a chunk; on a refusal sets
-// *bad to base + its index.
-template <class Q, class Wr>
-Status post_chunk(Q& q, const Wr* tmp, uint32_t m, uint32_t base, uint32_t* bad) {
-  if (m == 0) return KBV_SUCCESS;
-  size_t bi = 0;
-  Status s = q.post(std::span<const Wr>(tmp, m), &bi);
-  if (!s.is_ok() && bad) *bad = base + static_cast<uint32_t>(bi);
-  return s;
-}
+// kbv_send_wr_t as hca::SendQueue's post loop reads it (hca/dp/sq.hpp
+// "field adapter"). prepare(): an opcode or flag kbv.h does not define, or
+// sg_list NULL with num_sge > 0 -> KBV_ERR_INVALID_ARGUMENT; UD: the AH
+// handle not an AH of the QP's device -> KBV_ERR_INVALID_HANDLE.
+struct KbvSendWrs {
+  using Wr = kbv_send_wr_t;
+  const DeviceImpl* dev;
 
-// What the driver cannot check about a kbv_send_wr_t: the opcode and flag
-// values, the SGE list pointer, and (UD) the AH handle, resolved into *ah.
-inline kbv_status_t check_wr(const QpImpl& q, const kbv_send_wr_t& w, const hca::Ah** ah) {
-  if (w.opcode > KBV_WR_ATOMIC_FA || (w.flags & ~kSendFlags) || (w.num_sge && !w.sg_list))
-    return KBV_ERR_INVALID_ARGUMENT;
-  if (q.type == KBV_QPT_UD) {
-    auto* a = fast<AhImpl>(w.ah, Kind::kAh);
-    if (!a || a->dev != q.dev) return KBV_ERR_INVALID_HANDLE;
-    *ah = &a->ah;
-  }
-  return KBV_SUCCESS;
-}
-
-// kbv_send_wr_t -> hca::SendWr (the Ah already resolved).
-inline void translate(const kbv_send_wr_t& w, const hca::Ah* ah, hca::SendWr& t) {
-  t.wr_id = w.wr_id;
-  t.opcode = static_cast<hca::WrOpcode>(w.opcode);
-  t.flags = w.flags;
-  t.sg = sges(w.sg_list, w.num_sge);
-  t.imm = w.imm;
-  t.remote_addr = w.remote_addr;
-  t.rkey = w.rkey;
-  t.compare_add = w.compare_add;
-  t.swap = w.swap;
-  t.ah = ah;
-  t.remote_qpn = w.remote_qpn;
-  t.q_key = w.remote_qkey;
-}
-
-template <class Q>
-kbv_status_t post_recv_common(Q& q, const kbv_recv_wr_t* wrs, uint32_t n, uint32_t* bad) {
-  Stage<hca::RecvWr> tmp;
-  for (uint32_t base = 0; base < n; base += kChunk) {
-    const uint32_t m = std::min(kChunk, n - base);
-    for (uint32_t i = 0; i < m; ++i) {
-      const kbv_recv_wr_t& w = wrs[base + i];
-      if (w.num_sge && !w.sg_list) {
-        Status s = post_chunk(q, tmp.data(), i, base, bad);
-        if (!s.is_ok()) return s.code();
-        if (bad) *bad = base + i;
-        return KBV_ERR_INVALID_ARGUMENT;
-      }
-      hca::RecvWr* t = tmp.at(i);
-      t->wr_id = w.wr_id;
-      t->sg = sges(w.sg_list, w.num_sge);
+  template <bool Ud>
+  [[gnu::always_inline]] kbv_status_t prepare(const Wr& w, const hca::Ah** ah) const {
+    if (w.opcode > KBV_WR_ATOMIC_FA || (w.flags & ~kSendFlags) != 0 ||
+        (w.num_sge != 0 && w.sg_list == nullptr)) [[unlikely]]
+      return KBV_ERR_INVALID_ARGUMENT;
+    if constexpr (Ud) {
+      auto* a = fast<AhImpl>(w.ah, Kind::kAh);
+      if (a == nullptr || a->dev.get() != dev) return KBV_ERR_INVALID_HANDLE;
+      *ah = &a->ah;
     }
-    Status s = post_chunk(q, tmp.data(), m, base, bad);
-    if (!s.is_ok()) return s.code();
+    return KBV_SUCCESS;
   }
-  return KBV_SUCCESS;
+  static uint64_t wr_id(const Wr& w) { return w.wr_id; }
+  static uint32_t opcode(const Wr& w) { return w.opcode; }
+  static uint32_t flags(const Wr& w) { return w.flags; }
+  static const hca::Sge* sg(const Wr& w) { return reinterpret_cast<const hca::Sge*>(w.sg_list); }
+  static size_t num_sge(const Wr& w) { return w.num_sge; }
+  static uint32_t imm(const Wr& w) { return w.imm; }
+  static uint64_t remote_addr(const Wr& w) { return w.remote_addr; }
+  static uint32_t rkey(const Wr& w) { return w.rkey; }
+  static uint64_t compare_add(const Wr& w) { return w.compare_add; }
+  static uint64_t swap(const Wr& w) { return w.swap; }
+  static uint32_t remote_qpn(const Wr& w) { return w.remote_qpn; }
+  static uint32_t q_key(const Wr& w) { return w.remote_qkey; }
+};
+
+// kbv_recv_wr_t as RecvQueue / SrqQueue read it (hca/dp/rq.hpp):
+// sg_list NULL with num_sge > 0 -> KBV_ERR_INVALID_ARGUMENT.
+struct KbvRecvWrs {
+  using Wr = kbv_recv_wr_t;
+  [[gnu::always_inline]] kbv_status_t prepare(const Wr& w) const {
+    if (w.num_sge != 0 && w.sg_list == nullptr) [[unlikely]]
+      return KBV_ERR_INVALID_ARGUMENT;
+    return KBV_SUCCESS;
+  }
+  static uint64_t wr_id(const Wr& w) { return w.wr_id; }
+  static const hca::Sge* sg(const Wr& w) { return reinterpret_cast<const hca::Sge*>(w.sg_list); }
+  static size_t num_sge(const Wr& w) { return w.num_sge; }
+};
+
+// Posts through queue q with adapter a; *bad_index (when non-null) names
+// the refused request.
+template <class Q, class A>
+[[gnu::always_inline]] inline kbv_status_t post_with(Q& q, const A& a, const typename A::Wr* wrs,
+                                                     uint32_t n, uint32_t* bad_index) {
+  size_t bad = 0;
+  const kbv_status_t st = q.post(a, wrs, n, &bad);
+  if (st != KBV_SUCCESS && bad_index != nullptr) [[unlikely]]
+    *bad_index = static_cast<uint32_t>(bad);
+  return st;
 }
 
 }  // namespace
@@ -154,55 +140,39 @@ extern "C" {
 
 kbv_status_t kbv_post_send(kbv_qp_t qp, const kbv_send_wr_t* wrs, uint32_t n, uint32_t* bad_index) {
   auto* q = v::fast<v::QpImpl>(qp, Kind::kQp);
-  if (!q) return KBV_ERR_INVALID_HANDLE;
+  if (!q) [[unlikely]]
+    return KBV_ERR_INVALID_HANDLE;
   if (bad_index) *bad_index = 0;
-  if (!q->ready()) return KBV_ERR_INVALID_STATE;
-  if (n > 0 && !wrs) return KBV_ERR_INVALID_ARGUMENT;
-  if (q->dev->failed.load(std::memory_order_acquire)) return v::device_failure(*q->dev).code();
+  if (!q->ready()) [[unlikely]]
+    return KBV_ERR_INVALID_STATE;
+  if (n > 0 && !wrs) [[unlikely]]
+    return KBV_ERR_INVALID_ARGUMENT;
+  if (q->dev->failed.load(std::memory_order_acquire)) [[unlikely]]
+    return v::device_failure(*q->dev).code();
   const uint32_t s = q->qp_state.load(std::memory_order_acquire);
-  if (s == KBV_QPS_RESET || s == KBV_QPS_INIT || s == KBV_QPS_RTR) return KBV_ERR_INVALID_QP_STATE;
-  if (!q->sq) return KBV_ERR_INVALID_STATE;
-  if (n == 1) {
-    // One request (the common case): translated once, no chunk loop.
-    const hca::Ah* ah = nullptr;
-    const kbv_status_t err = v::check_wr(*q, *wrs, &ah);
-    if (err != KBV_SUCCESS) [[unlikely]]
-      return err;
-    hca::SendWr t;
-    v::translate(*wrs, ah, t);
-    return q->sq->post(&t, 1, nullptr);
-  }
-  v::Stage<hca::SendWr> tmp;
-  for (uint32_t base = 0; base < n; base += v::kChunk) {
-    const uint32_t m = std::min(v::kChunk, n - base);
-    for (uint32_t i = 0; i < m; ++i) {
-      const kbv_send_wr_t& w = wrs[base + i];
-      const hca::Ah* ah = nullptr;
-      const kbv_status_t err = v::check_wr(*q, w, &ah);
-      if (err != KBV_SUCCESS) {
-        Status ps = v::post_chunk(*q->sq, tmp.data(), i, base, bad_index);
-        if (!ps.is_ok()) return ps.code();
-        if (bad_index) *bad_index = base + i;
-        return err;
-      }
-      v::translate(w, ah, *tmp.at(i));
-    }
-    Status ps = v::post_chunk(*q->sq, tmp.data(), m, base, bad_index);
-    if (!ps.is_ok()) return ps.code();
-  }
-  return KBV_SUCCESS;
+  if (s == KBV_QPS_RESET || s == KBV_QPS_INIT || s == KBV_QPS_RTR) [[unlikely]]
+    return KBV_ERR_INVALID_QP_STATE;
+  if (!q->sq) [[unlikely]]
+    return KBV_ERR_INVALID_STATE;
+  return v::post_with(*q->sq, v::KbvSendWrs{q->dev.get()}, wrs, n, bad_index);
 }
 
 kbv_status_t kbv_post_recv(kbv_qp_t qp, const kbv_recv_wr_t* wrs, uint32_t n, uint32_t* bad_index) {
   auto* q = v::fast<v::QpImpl>(qp, Kind::kQp);
-  if (!q) return KBV_ERR_INVALID_HANDLE;
+  if (!q) [[unlikely]]
+    return KBV_ERR_INVALID_HANDLE;
   if (bad_index) *bad_index = 0;
-  if (!q->ready()) return KBV_ERR_INVALID_STATE;
-  if (n > 0 && !wrs) return KBV_ERR_INVALID_ARGUMENT;
-  if (q->dev->failed.load(std::memory_order_acquire)) return v::device_failure(*q->dev).code();
-  if (q->qp_state.load(std::memory_order_acquire) == KBV_QPS_RESET) return KBV_ERR_INVALID_QP_STATE;
-  if (!q->rq) return KBV_ERR_INVALID_ARGUMENT;  // receives come from its SRQ
-  return v::post_recv_common(*q->rq, wrs, n, bad_index);
+  if (!q->ready()) [[unlikely]]
+    return KBV_ERR_INVALID_STATE;
+  if (n > 0 && !wrs) [[unlikely]]
+    return KBV_ERR_INVALID_ARGUMENT;
+  if (q->dev->failed.load(std::memory_order_acquire)) [[unlikely]]
+    return v::device_failure(*q->dev).code();
+  if (q->qp_state.load(std::memory_order_acquire) == KBV_QPS_RESET) [[unlikely]]
+    return KBV_ERR_INVALID_QP_STATE;
+  if (!q->rq) [[unlikely]]
+    return KBV_ERR_INVALID_ARGUMENT;  // receives come from its SRQ
+  return v::post_with(*q->rq, v::KbvRecvWrs{}, wrs, n, bad_index);
 }
 
 kbv_status_t kbv_post_srq_recv(kbv_srq_t srq, const kbv_recv_wr_t* wrs, uint32_t n,
@@ -213,12 +183,13 @@ kbv_status_t kbv_post_srq_recv(kbv_srq_t srq, const kbv_recv_wr_t* wrs, uint32_t
   if (!s->ready() || !s->q) return KBV_ERR_INVALID_STATE;
   if (n > 0 && !wrs) return KBV_ERR_INVALID_ARGUMENT;
   if (s->dev->failed.load(std::memory_order_acquire)) return v::device_failure(*s->dev).code();
-  return v::post_recv_common(*s->q, wrs, n, bad_index);
+  return v::post_with(*s->q, v::KbvRecvWrs{}, wrs, n, bad_index);
 }
 
 int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n) {
   auto* c = v::fast<v::CqImpl>(cq, Kind::kCq);
-  if (!c) return KBV_ERR_INVALID_HANDLE;
+  if (!c) [[unlikely]]
+    return KBV_ERR_INVALID_HANDLE;
   if (!c->ready()) return KBV_ERR_INVALID_STATE;
   if (n > 0 && !wcs) return KBV_ERR_INVALID_ARGUMENT;
   if (c->resizing.load(std::memory_order_acquire)) return KBV_ERR_BUSY;

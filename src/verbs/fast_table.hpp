@@ -17,6 +17,11 @@
 //
 // Threading: get() from any thread, lock-free; put()/erase() from any
 // thread (control path).
+//
+// The process's table of QP/CQ/SRQ/AH handles is fast_handles():
+// constant-initialised (constinit, no initialisation guard) and never
+// destroyed (a thread may still post or poll while the process exits), so
+// the fast path resolves a handle inline, without a call (issue 15).
 #pragma once
 
 #include <array>
@@ -33,6 +38,7 @@ class FastTable {
   static constexpr uint32_t kChunkBits = 12;
   static constexpr uint32_t kChunks = 1u << 12;
 
+  constexpr FastTable() = default;
   ~FastTable() {
     for (auto& c : chunks_) delete c.load(std::memory_order_relaxed);
   }
@@ -100,5 +106,18 @@ class FastTable {
   std::array<std::atomic<Chunk*>, kChunks> chunks_{};
   std::mutex mu_;
 };
+
+// Holds a T constructed at constant initialisation and never destroyed.
+template <class T>
+union Immortal {
+  constexpr Immortal() : value() {}
+  constexpr ~Immortal() {}
+  T value;
+};
+
+struct Base;
+// Defined in registry.cpp (which puts and erases entries).
+extern constinit Immortal<FastTable<Base>> g_fast_handles;
+inline FastTable<Base>& fast_handles() { return g_fast_handles.value; }
 
 }  // namespace kbv::verbs

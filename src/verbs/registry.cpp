@@ -11,13 +11,14 @@
 
 namespace kbv::verbs {
 
+constinit Immortal<FastTable<Base>> g_fast_handles;
+
 namespace {
 constexpr const char* kLog = "verbs";
 
 struct Registry {
   std::mutex mu;
   std::unordered_map<uint64_t, std::shared_ptr<Base>> by_handle;
-  FastTable<Base> fast;
   std::mutex dev_mu;
   std::vector<std::shared_ptr<DeviceImpl>> devices;
   std::mutex cfg_mu;
@@ -73,7 +74,7 @@ std::shared_ptr<Object> register_object(const std::shared_ptr<Base>& impl) {
     std::lock_guard lk(r.mu);
     r.by_handle[obj->handle()] = impl;
   }
-  if (is_fast_kind(impl->kind) && !r.fast.put(obj->handle(), raw)) {
+  if (is_fast_kind(impl->kind) && !fast_handles().put(obj->handle(), raw)) {
     log::error(kLog, "fast handle table: no room for {:#x}", obj->handle());
   }
   return obj;
@@ -92,21 +93,20 @@ std::shared_ptr<Base> lookup(uint64_t h, Kind kind) {
   return b;
 }
 
-Base* fast_lookup(uint64_t h) { return reg().fast.get(h); }
+Base* fast_lookup(uint64_t h) { return fast_handles().get(h); }
 
 Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t user_data) {
-  Registry& r = reg();
   DeviceImpl* dev =
       impl->kind == Kind::kDevice ? static_cast<DeviceImpl*>(impl.get()) : impl->dev.get();
   if (eq != KBV_EQ_NONE) {
     auto q = eq_from_handle(eq);
     if (!q) return KBV_ERR_INVALID_HANDLE;
-    r.fast.erase(impl->handle());
+    fast_handles().erase(impl->handle());
     if (impl->obj->closing()) return KBV_ERR_INVALID_HANDLE;
     mark_closing(*impl);  // before close(): a final close frees the parents list
     return impl->obj->close(q, user_data);
   }
-  r.fast.erase(impl->handle());
+  fast_handles().erase(impl->handle());
   if (impl->open_children.load(std::memory_order_acquire) > 0) {
     // Children still hold it: finishes (with no event) when they close.
     if (impl->obj->closing()) return KBV_ERR_INVALID_HANDLE;
@@ -127,7 +127,7 @@ Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t use
 }
 
 void close_internal(const std::shared_ptr<Base>& impl) {
-  reg().fast.erase(impl->handle());
+  fast_handles().erase(impl->handle());
   mark_closing(*impl);
   (void)impl->obj->close(nullptr, 0);
 }

@@ -24,25 +24,13 @@ bool valid_geometry(const RqConfig& c, uint32_t header_segs) {
   return c.max_sge + header_segs <= c.stride / 16;
 }
 
-// Data segments for wr at `wqe` (room for `slots` segments); the terminator
-// when they do not fill the slot (rdma-core mlx5_post_recv).
-void write_scatter(std::byte* wqe, uint32_t slots, std::span<const Sge> sg) {
-  auto* d = reinterpret_cast<mlx5_wqe_data_seg*>(wqe);
-  uint32_t j = 0;
-  for (const Sge& s : sg) {
-    if (s.length == 0) continue;  // 0 would mean 2 GiB
-    d[j].byte_count = htobe32(s.length);
-    d[j].lkey = htobe32(s.lkey);
-    d[j].addr = htobe64(s.addr);
-    ++j;
-  }
-  if (j < slots) {
-    d[j].byte_count = 0;
-    d[j].lkey = htobe32(MLX5_INVALID_LKEY);
-    d[j].addr = 0;
-  }
-}
 }  // namespace
+
+namespace rq_detail {
+void log_refused(const char* queue, size_t i, kbv_status_t st) {
+  log::debug(kLog, "{} request {} refused: {}", queue, i, Status{st}.to_string());
+}
+}  // namespace rq_detail
 
 // ---- RecvQueue -----------------------------------------------------------------
 
@@ -63,35 +51,6 @@ Result<RecvQueue> RecvQueue::for_qp(const Qp& qp, uint32_t max_recv_sge) {
                          .stride = qp.rq_stride(),
                          .dbrec = qp.mem().dbrec(),
                          .max_sge = max_recv_sge});
-}
-
-Status RecvQueue::post(std::span<const RecvWr> wrs, size_t* bad_index) {
-  Status result = Status::ok();
-  uint32_t n = 0;
-  for (size_t i = 0; i < wrs.size(); ++i) {
-    const RecvWr& wr = wrs[i];
-    Status s = Status::ok();
-    if (wr.sg.size() > cfg_.max_sge)
-      s = Status{KBV_ERR_TOO_MANY_SGE};
-    else if (head_ - tail_ >= mask_ + 1)
-      s = Status{KBV_ERR_QUEUE_FULL};
-    if (!s.is_ok()) [[unlikely]] {
-      if (bad_index) *bad_index = i;
-      log::debug(kLog, "receive request {} refused: {}", i, s.to_string());
-      result = s;
-      break;
-    }
-    const uint32_t idx = head_ & mask_;
-    write_scatter(cfg_.ring + size_t{idx} * cfg_.stride, cfg_.stride / 16, wr.sg);
-    wr_ids_[idx] = wr.wr_id;
-    ++head_;
-    ++n;
-  }
-  if (n) {
-    platform::udma_to_device_barrier();  // WQEs before the record
-    cfg_.dbrec[0] = htobe32(head_ & 0xFFFF);
-  }
-  return result;
 }
 
 // ---- SrqQueue ------------------------------------------------------------------
@@ -119,37 +78,6 @@ Result<SrqQueue> SrqQueue::for_srq(const Srq& srq, uint32_t max_sge) {
                          .stride = srq.stride(),
                          .dbrec = srq.mem().dbrec(),
                          .max_sge = max_sge});
-}
-
-Status SrqQueue::post(std::span<const RecvWr> wrs, size_t* bad_index) {
-  Status result = Status::ok();
-  uint32_t n = 0;
-  for (size_t i = 0; i < wrs.size(); ++i) {
-    const RecvWr& wr = wrs[i];
-    Status s = Status::ok();
-    if (wr.sg.size() > cfg_.max_sge)
-      s = Status{KBV_ERR_TOO_MANY_SGE};
-    else if (head_ == tail_)
-      s = Status{KBV_ERR_QUEUE_FULL};
-    if (!s.is_ok()) [[unlikely]] {
-      if (bad_index) *bad_index = i;
-      log::debug(kLog, "SRQ receive request {} refused: {}", i, s.to_string());
-      result = s;
-      break;
-    }
-    const uint32_t idx = head_;
-    std::byte* wqe = cfg_.ring + size_t{idx} * cfg_.stride;
-    write_scatter(wqe + sizeof(mlx5_wqe_srq_next_seg), cfg_.stride / 16 - 1, wr.sg);
-    wr_ids_[idx] = wr.wr_id;
-    head_ = be16toh(next(idx)->next_wqe_index) & mask_;
-    ++counter_;
-    ++n;
-  }
-  if (n) {
-    platform::udma_to_device_barrier();
-    cfg_.dbrec[0] = htobe32(counter_ & 0xFFFF);
-  }
-  return result;
 }
 
 uint64_t SrqQueue::complete(uint16_t wqe_counter) {

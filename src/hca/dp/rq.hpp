@@ -27,9 +27,16 @@
 // -> KBV_ERR_TOO_MANY_SGE; no free WQE -> KBV_ERR_QUEUE_FULL. As for sends,
 // requests before the refused one are posted, *bad_index names it.
 //
+// Building: dp/wqe.hpp set_data_ptr_seg / set_data_ptr_end_seg. The post
+// loop is inline here and reads requests through a field adapter
+// (RecvWrFields for RecvWr; the verbs layer has one for kbv_recv_wr_t), so
+// the public kbv_post_recv builds straight from the caller's requests; a
+// one-entry list (the common receive) skips the scatter loop.
+//
 // No locks, no allocation after create(). Threading: one thread per queue.
 #pragma once
 
+#include <endian.h>
 #include <infiniband/mlx5dv.h>
 
 #include <kbv/status.hpp>
@@ -39,7 +46,10 @@
 #include <span>
 #include <vector>
 
+#include "common/log.hpp"
 #include "hca/dp/sq.hpp"
+#include "hca/dp/wqe.hpp"
+#include "platform/mmio.hpp"
 
 namespace kbv::hca {
 
@@ -50,6 +60,39 @@ struct RecvWr {
   uint64_t wr_id = 0;
   std::span<const Sge> sg{};
 };
+
+// How the receive post loops read a request (as sq.hpp SendWrFields): a
+// type A with `using Wr`, static wr_id / sg (entries laid out as Sge) /
+// num_sge, and `kbv_status_t prepare(const Wr&) const`, run first for each
+// request (an error refuses it like the queue's own checks).
+struct RecvWrFields {
+  using Wr = RecvWr;
+  kbv_status_t prepare(const Wr&) const { return KBV_SUCCESS; }
+  static uint64_t wr_id(const Wr& w) { return w.wr_id; }
+  static const Sge* sg(const Wr& w) { return w.sg.data(); }
+  static size_t num_sge(const Wr& w) { return w.sg.size(); }
+};
+
+namespace rq_detail {
+// The data segments of one receive WQE at `wqe` (room for `slots`), then
+// the terminator when they do not fill it (rdma-core mlx5_post_recv).
+[[gnu::always_inline]] inline void write_scatter(std::byte* wqe, uint32_t slots, const Sge* sg,
+                                                 size_t n) {
+  uint32_t j = 0;
+  if (n == 1) [[likely]] {
+    if (sg[0].length != 0) {  // 0 would mean 2 GiB
+      wqe::set_data_ptr_seg(wqe, sg[0].addr, sg[0].length, sg[0].lkey);
+      j = 1;
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      if (sg[i].length != 0)
+        wqe::set_data_ptr_seg(wqe + 16 * j++, sg[i].addr, sg[i].length, sg[i].lkey);
+  }
+  if (j < slots) wqe::set_data_ptr_end_seg(wqe + 16 * j);
+}
+void log_refused(const char* queue, size_t i, kbv_status_t st);
+}  // namespace rq_detail
 
 // A receive ring: `ring` of (1 << log_wqes) slots of `stride` bytes
 // (a power of two, >= 16), its doorbell record, and the SGE limit the
@@ -74,7 +117,41 @@ class RecvQueue {
   RecvQueue(RecvQueue&&) noexcept = default;
   RecvQueue& operator=(RecvQueue&&) noexcept = default;
 
-  Status post(std::span<const RecvWr> wrs, size_t* bad_index = nullptr);
+  Status post(std::span<const RecvWr> wrs, size_t* bad_index = nullptr) {
+    return post(RecvWrFields{}, wrs.data(), wrs.size(), bad_index);
+  }
+  // Requests of the adapter A's type (RecvWrFields); inline.
+  template <class A>
+  kbv_status_t post(const A& a, const typename A::Wr* wrs, size_t n, size_t* bad_index) {
+    size_t i = 0;
+    kbv_status_t result = KBV_SUCCESS;
+    for (; i < n; ++i) {
+      const typename A::Wr& wr = wrs[i];
+      kbv_status_t s = a.prepare(wr);
+      if (s == KBV_SUCCESS) [[likely]] {
+        if (A::num_sge(wr) > cfg_.max_sge)
+          s = KBV_ERR_TOO_MANY_SGE;
+        else if (head_ - tail_ >= mask_ + 1)
+          s = KBV_ERR_QUEUE_FULL;
+      }
+      if (s != KBV_SUCCESS) [[unlikely]] {
+        if (bad_index) *bad_index = i;
+        rq_detail::log_refused("receive", i, s);
+        result = s;
+        break;
+      }
+      const uint32_t idx = head_ & mask_;
+      rq_detail::write_scatter(cfg_.ring + size_t{idx} * cfg_.stride, cfg_.stride / 16, A::sg(wr),
+                               A::num_sge(wr));
+      wr_ids_[idx] = A::wr_id(wr);
+      ++head_;
+    }
+    if (i) [[likely]] {
+      platform::udma_to_device_barrier();  // WQEs before the record
+      cfg_.dbrec[0] = htobe32(head_ & 0xFFFF);
+    }
+    return result;
+  }
 
   // Receive completion (in order): the oldest outstanding wr_id.
   uint64_t complete() { return wr_ids_[tail_++ & mask_]; }
@@ -102,7 +179,42 @@ class SrqQueue {
   SrqQueue(SrqQueue&&) noexcept = default;
   SrqQueue& operator=(SrqQueue&&) noexcept = default;
 
-  Status post(std::span<const RecvWr> wrs, size_t* bad_index = nullptr);
+  Status post(std::span<const RecvWr> wrs, size_t* bad_index = nullptr) {
+    return post(RecvWrFields{}, wrs.data(), wrs.size(), bad_index);
+  }
+  template <class A>
+  kbv_status_t post(const A& a, const typename A::Wr* wrs, size_t n, size_t* bad_index) {
+    size_t i = 0;
+    kbv_status_t result = KBV_SUCCESS;
+    for (; i < n; ++i) {
+      const typename A::Wr& wr = wrs[i];
+      kbv_status_t s = a.prepare(wr);
+      if (s == KBV_SUCCESS) [[likely]] {
+        if (A::num_sge(wr) > cfg_.max_sge)
+          s = KBV_ERR_TOO_MANY_SGE;
+        else if (head_ == tail_)
+          s = KBV_ERR_QUEUE_FULL;
+      }
+      if (s != KBV_SUCCESS) [[unlikely]] {
+        if (bad_index) *bad_index = i;
+        rq_detail::log_refused("SRQ receive", i, s);
+        result = s;
+        break;
+      }
+      const uint32_t idx = head_;
+      std::byte* w = cfg_.ring + size_t{idx} * cfg_.stride;
+      rq_detail::write_scatter(w + sizeof(mlx5_wqe_srq_next_seg), cfg_.stride / 16 - 1, A::sg(wr),
+                               A::num_sge(wr));
+      wr_ids_[idx] = A::wr_id(wr);
+      head_ = be16toh(next(idx)->next_wqe_index) & mask_;
+      ++counter_;
+    }
+    if (i) [[likely]] {
+      platform::udma_to_device_barrier();
+      cfg_.dbrec[0] = htobe32(counter_ & 0xFFFF);
+    }
+    return result;
+  }
 
   // Completion of SRQ WQE `wqe_counter`: its wr_id; the WQE goes back to the
   // free list.

@@ -57,11 +57,18 @@
 // every basic block up to the end of that WQE (unsignaled WQEs before it
 // included, as the send queue is completed in order).
 //
+// Building: the WQE is the composition of the per-segment setters of
+// dp/wqe.hpp (control, datagram, remote address, atomic, data pointer,
+// inline), each citing its layout; sq_post.hpp holds the post loop.
+//
 // Specialisation: the QP type is fixed at setup; post() switches once per
 // call on it to a per-type instantiation (check, build and doorbell
 // inlined; a direct, predictable branch rather than an indirect call;
-// docs/STYLE.md "fast path specialised once"). Statuses on the way are
-// plain kbv_status_t values. No locks, no allocation after create().
+// docs/STYLE.md "fast path specialised once"). The loop reads work requests
+// through a field adapter (SendWrFields below for SendWr; the verbs layer
+// has one for kbv_send_wr_t), so a caller's own request type is built from
+// directly, with no intermediate copy. Statuses on the way are plain
+// kbv_status_t values. No locks, no allocation after create().
 // Threading: one thread per SendQueue (the QP's owner).
 #pragma once
 
@@ -128,6 +135,35 @@ struct SendWr {
   uint32_t q_key = 0;
 };
 
+// How the post loop reads a work request (the "field adapter"): a type A
+// with `using Wr`, the static accessors below (CPU-order values; opcode a
+// WrOpcode value, sg an array of num_sge entries laid out as Sge), and
+//   template <bool Ud> kbv_status_t prepare(const Wr&, const Ah** ah) const
+// which runs first for each request: what only the caller's type can check
+// (an error refuses the request like the queue's own checks) and, for UD
+// (Ud true), the request's address handle into *ah. SendWrFields reads a
+// SendWr; src/verbs/fast_path.cpp has one for kbv_send_wr_t.
+struct SendWrFields {
+  using Wr = SendWr;
+  template <bool Ud>
+  kbv_status_t prepare(const Wr& w, const Ah** ah) const {
+    if constexpr (Ud) *ah = w.ah;
+    return KBV_SUCCESS;
+  }
+  static uint64_t wr_id(const Wr& w) { return w.wr_id; }
+  static uint32_t opcode(const Wr& w) { return static_cast<uint32_t>(w.opcode); }
+  static uint32_t flags(const Wr& w) { return w.flags; }
+  static const Sge* sg(const Wr& w) { return w.sg.data(); }
+  static size_t num_sge(const Wr& w) { return w.sg.size(); }
+  static uint32_t imm(const Wr& w) { return w.imm; }
+  static uint64_t remote_addr(const Wr& w) { return w.remote_addr; }
+  static uint32_t rkey(const Wr& w) { return w.rkey; }
+  static uint64_t compare_add(const Wr& w) { return w.compare_add; }
+  static uint64_t swap(const Wr& w) { return w.swap; }
+  static uint32_t remote_qpn(const Wr& w) { return w.remote_qpn; }
+  static uint32_t q_key(const Wr& w) { return w.q_key; }
+};
+
 // Where the send ring and its doorbells are; for_qp() fills it from a Qp.
 struct SqConfig {
   std::byte* ring = nullptr;           // the send ring (CPU address), 64 << log_blocks bytes
@@ -174,6 +210,10 @@ class SendQueue {
       default: return post_ud(wrs, n, bad_index);
     }
   }
+  // The same for requests of the adapter A's type (see SendWrFields);
+  // defined in dp/sq_post.hpp, inlined into the caller.
+  template <class A>
+  kbv_status_t post(const A& a, const typename A::Wr* wrs, size_t n, size_t* bad_index);
 
   // Requester completion of the WQE at wqe_counter: its wr_id; frees the
   // ring up to the end of that WQE.
@@ -200,13 +240,26 @@ class SendQueue {
   kbv_status_t post_rc(const SendWr* wrs, size_t n, size_t* bad_index);
   kbv_status_t post_uc(const SendWr* wrs, size_t n, size_t* bad_index);
   kbv_status_t post_ud(const SendWr* wrs, size_t n, size_t* bad_index);
-  template <uint32_t St>
-  kbv_status_t post_impl(const SendWr* wrs, size_t n, size_t* bad_index);
-  template <uint32_t St>
-  kbv_status_t check(const SendWr& wr, uint32_t* ds) const;
+  // What check() learnt of a request, for build().
+  struct Shape {
+    uint32_t ds;          // WQE size, 16-byte units
+    uint32_t inline_len;  // inline bytes (kInline), else 0
+  };
+  template <uint32_t St, class A>
+  kbv_status_t post_wrs(const A& a, const typename A::Wr* wrs, size_t n, size_t* bad_index);
+  template <uint32_t St, class A>
+  kbv_status_t check(const typename A::Wr& wr, const Ah* ah, Shape* shape) const;
+  template <uint32_t St, class A>
+  void build(const typename A::Wr& wr, const Ah* ah, Shape shape);
+  // The common shape (sq_post.hpp): one SGE, no inline, no atomic, not UD.
+  template <uint32_t St, class A>
+  bool simple(const typename A::Wr& wr) const;
+  template <class A>
+  void build_simple(const typename A::Wr& wr);
+  // An inline segment that runs past the ring end: built contiguously, then
+  // copied unit by unit (rare; out of line).
+  void put_wrapped_inline(size_t start, const Sge* sg, size_t n, uint32_t total);
   void refused(size_t i, kbv_status_t st) const;
-  template <uint32_t St>
-  void build(const SendWr& wr, uint32_t ds);
   void ring_doorbell(uint32_t first_pc, uint32_t n, uint32_t last_pc);
   // The 16-byte unit i of the WQE starting at basic block pc.
   std::byte* unit(uint32_t pc, uint32_t i) const {
@@ -221,6 +274,7 @@ class SendQueue {
   uint32_t tail_ = 0;        // first basic block not yet completed
   uint32_t bf_half_ = 0;     // bytes; 0: one doorbell address
   uint32_t bf_cur_ = 0;      // 0 or bf_half_
+  uint8_t ce_all_ = 0;       // MLX5_WQE_CTRL_CQ_UPDATE when sig_all
   std::vector<Slot> slots_;  // per basic block
 };
 
