@@ -24,10 +24,19 @@
 // WRITEs (one 8-byte doorbell; time per WQE); a 1-SGE receive; polls of 1
 // and of 16 CQEs (time per CQE).
 //
-// Ring room: every 1024 basic blocks / receives / CQEs the loop pauses the
-// timer and hands the ring back (SendQueue::complete, RecvQueue::complete,
-// the CQEs' owner bits flipped for the next lap), so no level pays for a
-// simulated device inside the timed loop.
+// Every level reads each request from memory (the pointer is laundered
+// through DoNotOptimize every iteration) and records its wr_id, the store
+// any verbs provider makes per WQE (rdma-core: sq.wrid, rq.wrid), so the
+// bare level does the driver's stores and barriers and nothing else.
+//
+// Ring room: posts hand the ring back inside the timed loop once a lap
+// (one SendQueue::complete of the last WQE per 1024 basic blocks; for
+// receives 1024 RecvQueue::complete calls, about 5 instructions per post,
+// charged to the hca and api levels only); the bare level has no
+// accounting to do. Polls pause the timer every 1024 CQEs, at every level alike, to flip
+// the CQEs' owner bits for the next lap (a 1024-CQE rewrite would dwarf a
+// poll); the pause's two clock reads add the same small amount to each
+// level's time per CQE.
 //
 // Time: this thread's CPU time (Google Benchmark's default), 7 repetitions
 // in random interleaving, medians. After the table it prints, from the

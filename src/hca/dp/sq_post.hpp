@@ -226,6 +226,21 @@ template <uint32_t St, class A>
 [[gnu::always_inline]] inline kbv_status_t SendQueue::post_wrs(const A& a,
                                                                const typename A::Wr* wrs, size_t n,
                                                                size_t* bad_index) {
+  if (n == 1) [[likely]] {
+    // One request of the common shape with room (the usual post): no loop,
+    // so few live registers. Anything else takes the loop below, which
+    // repeats prepare() (pure checks for non-UD requests).
+    const typename A::Wr& wr = wrs[0];
+    const Ah* ah = nullptr;
+    if (a.template prepare<St == prm::qpc_st::kUd>(wr, &ah) == KBV_SUCCESS && simple<St, A>(wr) &&
+        pc_ - tail_ <= mask_) [[likely]] {
+      const uint32_t pc = pc_;
+      build_simple<A>(wr);
+      pc_ = pc + 1;
+      ring_doorbell(pc, 1, pc);
+      return KBV_SUCCESS;
+    }
+  }
   const uint32_t first = pc_;
   uint32_t last = pc_;
   kbv_status_t s = KBV_SUCCESS;
