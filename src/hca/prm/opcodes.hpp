@@ -327,8 +327,12 @@ enum class RegId : uint16_t {
   PMTU = 0x5003,
   PTYS = 0x5004,
   PAOS = 0x5006,
+  PPCNT = 0x5008,
+  PPLM = 0x5023,
+  PDDR = 0x5031,
   NODE_DESC = 0x6001,
   HOST_ENDIANNESS = 0x7004,
+  MCIA = 0x9014,
 };
 
 // ACCESS_REG op_mod (mlx5_ifc.h MLX5_ACCESS_REGISTER_IN_OP_MOD_*).
