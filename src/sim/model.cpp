@@ -91,7 +91,10 @@ Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfi
   // port-change EQE to the driver's async EQ.
   cfg.fw.on_init_hca.push_back([delay = cfg.link_up_delay](fw::FwContext& ctx) {
     fw::set_port_state(ctx, false);
-    ctx.schedule(delay, [&ctx] { fw::set_port_state(ctx, true); });
+    fw::port_regs_init(ctx);  // PAOS admin up, PPCNT counts from here
+    ctx.schedule(delay, [&ctx] {
+      if (fw::port_admin_up(ctx)) fw::set_port_state(ctx, true);
+    });
   });
   if (env_faults.fatal_after.count() > 0) {
     // Once, env_faults.fatal_after after the first INIT_HCA.

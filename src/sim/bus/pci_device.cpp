@@ -422,6 +422,22 @@ void PciDevice::inject_health_fatal(uint8_t synd, uint16_t ext_synd) {
             prm::health_syndrome_name(synd), ext_synd);
 }
 
+void PciDevice::inject_health_assert(const HealthAssert& a) {
+  {
+    std::lock_guard lk(mu_);
+    using prm::health_buffer;
+    for (uint32_t i = 0; i < a.assert_var.size(); ++i)
+      store_be32(init_seg::kHealthOff + health_buffer::assert_var.byte_off(i), a.assert_var[i]);
+    store_be32(init_seg::kHealthOff + health_buffer::assert_callra.off / 8, a.assert_callra);
+    store_be32(init_seg::kHealthFwVerOff, load_be32(init_seg::kFwRevOff));
+    store_be32(init_seg::kHealthHwIdOff, cfg_.device_id);
+  }
+  inject_health_fatal(a.synd, a.ext_synd);
+  std::lock_guard lk(mu_);
+  const uint32_t dw = load_be32(init_seg::kHealthIriscIndexOff);
+  store_be32(init_seg::kHealthIriscIndexOff, (dw & 0x00FFFFFFu) | uint32_t{a.irisc_index} << 24);
+}
+
 bool PciDevice::initializing() const {
   return load_be32(init_seg::kInitializingOff) & prm::kInitializingBit;
 }

@@ -56,6 +56,7 @@
 
 #include "platform/sys.hpp"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -172,6 +173,19 @@ class PciDevice final : public PciFunction {
   void set_device_gone(bool gone);
   bool device_gone() const { return gone_.load(std::memory_order_acquire); }
   void inject_health_fatal(uint8_t synd, uint16_t ext_synd);
+  // A firmware assert as the health buffer shows it (device.h health_buffer):
+  // inject_health_fatal(synd, ext_synd) plus assert_var[0..4], the assert's
+  // return address (assert_callra), the iRISC that asserted (irisc_index),
+  // fw_version (= the init segment's fw_rev dword) and hw_id (the PCI
+  // device id).
+  struct HealthAssert {
+    uint8_t synd = 0x1;  // FW error
+    uint16_t ext_synd = 0;
+    uint8_t irisc_index = 0;
+    uint32_t assert_callra = 0;
+    std::array<uint32_t, 5> assert_var{};
+  };
+  void inject_health_assert(const HealthAssert& a);
   bool initializing() const;
   uint32_t health_counter() const;  // the low 24 bits as the driver reads them
 

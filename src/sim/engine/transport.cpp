@@ -36,6 +36,7 @@ Result<std::unique_ptr<Engine>> Engine::create(fw::Firmware& fw, std::unique_ptr
   Transport* t = e->transport_.get();
   fw::Firmware* f = &fw;
   fw.set_loop_hook([t, f] { return t->run(f->fd_ready(t->fd())); });
+  fw.context().set_wire_counters([t] { return t->wire_counters(); });
   return e;
 }
 
@@ -280,6 +281,27 @@ void Transport::publish_port_counters() {
   c_.fault_duplicated.store(f.duplicated, std::memory_order_relaxed);
   c_.fault_reordered.store(f.reordered, std::memory_order_relaxed);
   c_.fault_corrupted.store(f.corrupted, std::memory_order_relaxed);
+}
+
+fw::WireCounters Transport::wire_counters() const {
+  const wire::PortCounters& p = port_->counters();
+  const wire::FaultCounters& f = port_->fault_counters();
+  fw::WireCounters w;
+  w.tx_packets = p.tx_packets;
+  w.tx_bytes = p.tx_bytes;
+  w.tx_errors = p.tx_errors;
+  w.rx_packets = p.rx_packets;
+  w.rx_bytes = p.rx_bytes;
+  w.rx_bad_icrc = p.rx_bad_icrc;
+  w.rx_malformed = p.rx_malformed + p.rx_truncated;
+  w.rx_discards = c_.unknown_qp_drops.load(std::memory_order_relaxed) +
+                  c_.qkey_drops.load(std::memory_order_relaxed) +
+                  c_.no_recv_drops.load(std::memory_order_relaxed) +
+                  c_.uc_error_drops.load(std::memory_order_relaxed);
+  w.tx_fault_dropped = f.dropped;
+  w.tx_fault_corrupted = f.corrupted;
+  w.tx_fault_duplicated = f.duplicated;
+  return w;
 }
 
 // ---- state ----------------------------------------------------------------------

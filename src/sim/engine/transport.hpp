@@ -175,6 +175,8 @@ class Transport {
   uint32_t ip() const { return port_->ip(); }
   Counters& counters() { return c_; }
   const Counters& counters() const { return c_; }
+  // The port's counters for PPCNT (firmware thread: the port is read directly).
+  fw::WireCounters wire_counters() const;
 
   // ---- shared helpers (transport.cpp) ----
   fw::ObjectTables& tables() { return fw::objects(ctx_); }

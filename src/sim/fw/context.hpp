@@ -23,6 +23,7 @@
 #include "sim/fw/eq.hpp"
 #include "sim/fw/pages.hpp"
 #include "sim/fw/uar.hpp"
+#include "sim/fw/wire_counters.hpp"
 
 #include <chrono>
 #include <functional>
@@ -88,6 +89,12 @@ class FwContext {
   // value it was scheduled under and does nothing when they differ.
   uint64_t epoch() const { return epoch_; }
 
+  // The port's wire counters (PPCNT): the source is installed by the
+  // data-path engine and survives reset(); without one, zeros. Firmware thread.
+  using WireCountersFn = std::function<WireCounters()>;
+  void set_wire_counters(WireCountersFn f) { wire_counters_ = std::move(f); }
+  WireCounters wire_counters() const { return wire_counters_ ? wire_counters_() : WireCounters{}; }
+
   // True when any extension's objects reference the EQ / UAR page.
   bool eq_referenced(uint32_t eqn) const {
     for (const auto& [type, e] : ext_)
@@ -126,6 +133,7 @@ class FwContext {
   UarTable uars_;
   EqTable eqs_;
   Scheduler scheduler_;
+  WireCountersFn wire_counters_;
   uint64_t epoch_ = 0;
   std::unordered_map<std::type_index, std::unique_ptr<Extension>> ext_;
 };

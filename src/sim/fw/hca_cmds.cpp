@@ -64,28 +64,6 @@ Outcome set_issi(FwContext& ctx, const Command& c, std::span<std::byte>) {
   return Outcome::ok();
 }
 
-// ACCESS_REG (mlx5_ifc.h access_register_in/out): register_data follows the
-// 16-byte header in both directions.
-Outcome access_reg(FwContext& ctx, const Command& c, std::span<std::byte> out) {
-  prm::CRef<prm::access_register_in> in(c.in.data());
-  if (in.get(prm::access_register_in::register_id) !=
-      static_cast<uint16_t>(prm::RegId::HOST_ENDIANNESS))
-    return Outcome::fail(CmdStatus::BAD_PARAM_ERR, synd::kRegUnsupported);
-  constexpr uint32_t kHdr = bytes_of<prm::access_register_in>();
-  if (c.in.size() < prm::kHostEndiannessRegLen)
-    return Outcome::fail(CmdStatus::BAD_INP_LEN_ERR, synd::kRegDataShort);
-  if (out.size() < prm::kHostEndiannessRegLen)
-    return Outcome::fail(CmdStatus::BAD_OUTP_LEN_ERR, synd::kRegDataShort);
-  if (c.op_mod == static_cast<uint16_t>(prm::AccessRegOpMod::WRITE)) {
-    prm::CRef<prm::register_host_endianness> reg(c.in.data() + kHdr);
-    ctx.hca().host_endianness = static_cast<uint8_t>(reg.get(prm::register_host_endianness::he));
-  }
-  // Read and write both return the register contents.
-  prm::Ref<prm::register_host_endianness>(out.data() + kHdr)
-      .set(prm::register_host_endianness::he, ctx.hca().host_endianness);
-  return Outcome::ok();
-}
-
 Outcome init_hca(FwContext& ctx, const Command&, std::span<std::byte>) {
   if (ctx.hca().initialized) return Outcome::fail(CmdStatus::BAD_SYS_STATE_ERR, synd::kInitTwice);
   if (!ctx.pages().has_boot_pages())
@@ -145,6 +123,28 @@ Outcome nop(FwContext&, const Command&, std::span<std::byte>) { return Outcome::
 
 }  // namespace
 
+// ACCESS_REG (mlx5_ifc.h access_register_in/out): register_data follows the
+// 16-byte header in both directions.
+Outcome access_reg_host_endianness(FwContext& ctx, const Command& c, std::span<std::byte> out) {
+  prm::CRef<prm::access_register_in> in(c.in.data());
+  if (in.get(prm::access_register_in::register_id) !=
+      static_cast<uint16_t>(prm::RegId::HOST_ENDIANNESS))
+    return Outcome::fail(CmdStatus::BAD_PARAM_ERR, synd::kRegUnsupported);
+  constexpr uint32_t kHdr = bytes_of<prm::access_register_in>();
+  if (c.in.size() < prm::kHostEndiannessRegLen)
+    return Outcome::fail(CmdStatus::BAD_INP_LEN_ERR, synd::kRegDataShort);
+  if (out.size() < prm::kHostEndiannessRegLen)
+    return Outcome::fail(CmdStatus::BAD_OUTP_LEN_ERR, synd::kRegDataShort);
+  if (c.op_mod == static_cast<uint16_t>(prm::AccessRegOpMod::WRITE)) {
+    prm::CRef<prm::register_host_endianness> reg(c.in.data() + kHdr);
+    ctx.hca().host_endianness = static_cast<uint8_t>(reg.get(prm::register_host_endianness::he));
+  }
+  // Read and write both return the register contents.
+  prm::Ref<prm::register_host_endianness>(out.data() + kHdr)
+      .set(prm::register_host_endianness::he, ctx.hca().host_endianness);
+  return Outcome::ok();
+}
+
 void register_hca_commands(CommandRegistry& r) {
   using prm::Opcode;
   (void)r.add(Opcode::ENABLE_HCA,
@@ -162,7 +162,7 @@ void register_hca_commands(CommandRegistry& r) {
   (void)r.add(
       Opcode::ACCESS_REG,
       Handler::make(bytes_of<prm::access_register_in>(), bytes_of<prm::access_register_out>(),
-                    Requires::kEnabled, access_reg,
+                    Requires::kEnabled, access_reg_host_endianness,
                     std::vector<uint16_t>{static_cast<uint16_t>(prm::AccessRegOpMod::WRITE),
                                           static_cast<uint16_t>(prm::AccessRegOpMod::READ)}));
   // init_hca_in grew sw_owner_id (32 B in today's mlx5_ifc.h); the PRM's

@@ -99,6 +99,7 @@ constexpr prm::Opcode kObjectOpcodes[] = {
     prm::Opcode::SET_ROCE_ADDRESS,
     prm::Opcode::CREATE_UMEM,
     prm::Opcode::DESTROY_UMEM,
+    prm::Opcode::ACCESS_REG,  // replaces the bring-up handler (register_access_reg_commands)
 };
 }  // namespace
 
@@ -115,7 +116,9 @@ std::function<void(CommandRegistry&)> object_commands(uint8_t port_host) {
         if (!objects(ctx).port.bound) set_port_host(ctx, port_host);
         return inner(ctx, c, out);
       };
-      if (Status s = r.add(op, std::move(w)); !s)
+      if (Status s = op == prm::Opcode::ACCESS_REG ? r.replace(prm::to_u16(op), std::move(w))
+                                                   : r.add(op, std::move(w));
+          !s)
         log::warn(kLog, "{}: not registered: {}", prm::opcode_name(op), s.message());
     }
   };
@@ -131,6 +134,7 @@ void register_object_commands(CommandRegistry& r) {
   register_mcg_commands(r);
   register_vport_commands(r);
   register_umem_commands(r);
+  register_access_reg_commands(r);
 }
 
 }  // namespace kbv::sim::fw

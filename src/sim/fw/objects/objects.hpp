@@ -87,5 +87,14 @@ void register_qp_commands(CommandRegistry& r);
 void register_qp_modify_commands(CommandRegistry& r);
 void register_mcg_commands(CommandRegistry& r);
 void register_vport_commands(CommandRegistry& r);
+// ACCESS_REG with the port registers (access_reg_cmds.cpp): replaces the
+// bring-up handler (HOST_ENDIANNESS only), which it still answers.
+void register_access_reg_commands(CommandRegistry& r);
+
+// Port registers (access_reg_cmds.cpp), firmware thread: start PAOS/PTYS
+// state and the PPCNT counter baseline (the model calls it at INIT_HCA), and
+// whether PAOS admin_status lets the link come up.
+void port_regs_init(FwContext& ctx);
+bool port_admin_up(FwContext& ctx);
 
 }  // namespace kbv::sim::fw

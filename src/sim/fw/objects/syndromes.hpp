@@ -13,6 +13,13 @@
 
 namespace kbv::sim::fw::synd {
 
+// ---- ACCESS_REG port registers (access_reg_cmds.cpp; 1..3 in sim/fw/syndromes.hpp) ----
+inline constexpr uint32_t kRegBadValue = at(prm::Opcode::ACCESS_REG, 4);     // field out of range
+inline constexpr uint32_t kRegNotEthernet = at(prm::Opcode::ACCESS_REG, 5);  // PTYS without EN
+inline constexpr uint32_t kRegReadOnly = at(prm::Opcode::ACCESS_REG, 6);     // PPCNT write
+inline constexpr uint32_t kRegGroup = at(prm::Opcode::ACCESS_REG, 7);  // PPCNT group not counted
+inline constexpr uint32_t kRegLocalPort = at(prm::Opcode::ACCESS_REG, 8);  // local_port != 1
+
 // ---- ALLOC_PD / DEALLOC_PD / transport domains ----
 inline constexpr uint32_t kPdExhausted = at(prm::Opcode::ALLOC_PD, 1);
 inline constexpr uint32_t kPdUnknown = at(prm::Opcode::DEALLOC_PD, 1);
