@@ -189,6 +189,23 @@ kbv_status_t kbv_device_stop_progress_thread(kbv_device_t dev);
  * platform has no interrupts. Owned by the device; do not close it. */
 kbv_status_t kbv_device_get_fd(kbv_device_t dev, int* fd);
 
+/* The HCA's free-running clock: init segment internal_timer_h/l (0x1000 /
+ * 0x1004; device.h mlx5_init_seg), read without a command as the kernel's
+ * mlx5_read_internal_timer does (high, low, high again; the low word is
+ * read again when the high word moved). *ticks counts device clock cycles
+ * since the function's last reset; *frequency_khz is the clock's rate
+ * (QUERY_HCA_CAP cmd_hca_cap.device_frequency_khz, read at bring-up), so
+ * nanoseconds = ticks * 1e6 / frequency_khz. The clock runs whatever the
+ * port does and restarts from 0 at a function reset. The model's clock is 1
+ * GHz (ticks = ns) and its registers are refreshed by its housekeeping
+ * thread, every 50 ms by default (sim/bus/pci_device.hpp health_period):
+ * consecutive reads within that interval may return the same value; it
+ * never goes backwards. Either pointer may be NULL. Synchronous, no event.
+ * Errors: KBV_ERR_INVALID_HANDLE, KBV_ERR_DEVICE_NOT_READY (not brought up),
+ * KBV_ERR_DEVICE_REMOVED (the registers read all-ones),
+ * KBV_ERR_NOT_SUPPORTED (device_frequency_khz is 0: no clock). */
+kbv_status_t kbv_device_read_clock(kbv_device_t dev, uint64_t* ticks, uint32_t* frequency_khz);
+
 /* kbv_device_attr.cap_flags */
 #define KBV_DEVICE_CAP_RC (1ull << 0)
 #define KBV_DEVICE_CAP_UC (1ull << 1)

@@ -35,6 +35,16 @@ Hca::~Hca() {
 
 Status Hca::start() {
   if (cmdq_) return Status{KBV_ERR_INVALID_STATE};
+  // A function whose firmware died in an earlier life (health syndrome set,
+  // rfr "reset firmware required": health.c) is reset before bring-up, as
+  // the kernel recovers a device after a fatal error: the reopen after a
+  // KBV_EVENT_DEVICE_FATAL is then a fresh bring-up.
+  if (Status h = HealthMonitor(io_.bar0(), cfg_.health).check_now(io_.now_ns());
+      h.code() == KBV_ERR_DEVICE_FATAL) {
+    log::warn(kLog, "firmware reports a fatal error from before ({}): function reset",
+              h.to_string());
+    if (Status r = io_.reset_function(); !r.is_ok()) return h;
+  }
   // docs/PRM.md step 1: memory space + bus master (and the MSI-X vectors the EQs use).
   const uint32_t vectors =
       std::max(cfg_.async_vector, cfg_.create_comp_eq ? cfg_.comp_vector : 0u) + 1;

@@ -149,6 +149,11 @@ class Hca {
   EventQueue* comp_eq() { return comp_eq_.get(); }
   uint16_t issi() const { return issi_; }
   Status failure() const { return failure_; }
+  // Declares the device failed with `s` (an error) as a health failure does:
+  // outstanding commands complete with it, one kFatal event. For a function
+  // reset the driver itself did (kbv_device_reset): the firmware forgot
+  // everything, so nothing may be sent to it any more.
+  void fail(Status s) { on_device_failure(s); }
   const HcaStats& stats() const { return stats_; }
   const HcaConfig& config() const { return cfg_; }
   DeviceIo& io() { return io_; }

@@ -34,6 +34,7 @@ void HcaCaps::parse_general(std::span<const std::byte> cap) {
   gid_table_size = g(cmd_hca_cap::gid_table_size);
   pkey_table_size = g(cmd_hca_cap::pkey_table_size);
   local_ca_ack_delay = g(cmd_hca_cap::local_ca_ack_delay);
+  device_frequency_khz = g(cmd_hca_cap::device_frequency_khz);
   cmdif_checksum = g(cmd_hca_cap::cmdif_checksum);
   cqe_version = g(cmd_hca_cap::cqe_version);
   log_pg_sz = g(cmd_hca_cap::log_pg_sz);

@@ -34,7 +34,8 @@ struct HcaCaps {
   uint32_t num_ports = 0, port_type = 0;  // port_type 0 IB, 1 Ethernet
   uint32_t gid_table_size = 0, pkey_table_size = 0;
   uint32_t local_ca_ack_delay = 0;
-  uint32_t cmdif_checksum = 0;  // 0 off
+  uint32_t device_frequency_khz = 0;  // internal timer rate (kbv_device_read_clock)
+  uint32_t cmdif_checksum = 0;        // 0 off
   uint32_t cqe_version = 0;
   uint32_t log_pg_sz = 0;
   bool uar_4k = false;

@@ -4,10 +4,32 @@
 #include "common/log.hpp"
 #include "hca/prm/opcodes.hpp"
 
+#include <atomic>
+#include <memory>
+#include <mutex>
+
 namespace kbv::hca {
 
 namespace {
 constexpr const char* kLog = "cmd";
+
+struct Observer {
+  std::atomic<bool> on{false};
+  std::mutex mu;
+  std::shared_ptr<const std::function<void(const CmdCompletion&)>> fn;
+};
+Observer& observer() {
+  static Observer* o = new Observer();  // never destroyed: safe during exit
+  return *o;
+}
+}  // namespace
+
+void set_cmd_observer(std::function<void(const CmdCompletion&)> fn) {
+  Observer& o = observer();
+  std::lock_guard lk(o.mu);
+  o.fn = fn ? std::make_shared<const std::function<void(const CmdCompletion&)>>(std::move(fn))
+            : nullptr;
+  o.on.store(o.fn != nullptr, std::memory_order_release);
 }
 
 std::string hex_dump(std::span<const std::byte> bytes) {
@@ -26,6 +48,14 @@ void trace_cmd_input(uint32_t slot, uint8_t token, std::span<const std::byte> in
 }
 
 void trace_cmd_completion(uint32_t slot, const CmdCompletion& c) {
+  if (Observer& o = observer(); o.on.load(std::memory_order_acquire)) {
+    std::shared_ptr<const std::function<void(const CmdCompletion&)>> fn;
+    {
+      std::lock_guard lk(o.mu);
+      fn = o.fn;
+    }
+    if (fn) (*fn)(c);
+  }
   if (!log::enabled(KBV_LOG_DEBUG)) return;
   if (c.delivery_status != 0) {
     log::debug(kLog, "{} ({:#x}) op_mod {:#x} slot {}: delivery status {:#x} ({}), {} us",

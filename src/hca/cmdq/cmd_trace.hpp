@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -20,6 +21,13 @@ namespace kbv::hca {
 
 void trace_cmd_input(uint32_t slot, uint8_t token, std::span<const std::byte> in);
 void trace_cmd_completion(uint32_t slot, const CmdCompletion& c);
+
+// A process-wide observer of every command completion of every CmdQueue
+// (kbv_set_cmd_observer, kbv-lab bringup): called from
+// trace_cmd_completion, on the thread driving the queue. Empty = none.
+// Installing it is thread-safe; an observer being replaced may still run
+// once on another thread.
+void set_cmd_observer(std::function<void(const CmdCompletion&)> fn);
 
 // "0000: 01 04 00 00 ..." lines (16 bytes per line, offset prefix).
 std::string hex_dump(std::span<const std::byte> bytes);

@@ -109,6 +109,9 @@ class DeviceIo {
   }
   // After DISABLE_HCA: interrupts off, bus mastering off. Never fails.
   virtual void disable_device() {}
+  // Function-level reset (VFIO_DEVICE_RESET): the function's firmware state
+  // is lost. KBV_ERR_NOT_SUPPORTED by default (a fake device).
+  virtual Status reset_function() { return Status{KBV_ERR_NOT_SUPPORTED}; }
 
   // Monotonic time in nanoseconds (command timeouts, health checks). Tests
   // control it; production uses CLOCK_MONOTONIC (monotonic_ns()).
