@@ -107,6 +107,16 @@ typedef struct kbv_health {
  * KBV_ERR_DEVICE_NOT_READY (the device was released). */
 kbv_status_t kbv_device_read_health(kbv_device_t dev, kbv_health_t* out);
 
+/* The health buffer as the open found it when the function's firmware had
+ * already failed (a health syndrome left from before: a crash, an assert,
+ * a fatal error the previous user saw). kbv resets such a function before
+ * its bring-up — the open after a KBV_EVENT_DEVICE_FATAL is the recovery —
+ * and keeps what it found here, since the reset clears the registers
+ * (nic_interface is 0 here). Errors: KBV_ERR_INVALID_HANDLE,
+ * KBV_ERR_INVALID_ARGUMENT (out NULL), KBV_ERR_NOT_FOUND (the open found a
+ * healthy function), KBV_ERR_DEVICE_NOT_READY (released). */
+kbv_status_t kbv_device_prior_health(kbv_device_t dev, kbv_health_t* out);
+
 /* ===== firmware command trace ============================================ */
 
 /* One firmware command as the driver completed it (every device of the

@@ -7,6 +7,7 @@
 #include "common/log.hpp"
 #include "hca/bringup.hpp"
 #include "hca/prm/eqe.hpp"
+#include "hca/prm/init_seg.hpp"
 
 namespace kbv::hca {
 
@@ -43,6 +44,13 @@ Status Hca::start() {
       h.code() == KBV_ERR_DEVICE_FATAL) {
     log::warn(kLog, "firmware reports a fatal error from before ({}): function reset",
               h.to_string());
+    // Keep the evidence (kbv_device_prior_health): the reset clears it.
+    HealthSnapshot snap;
+    for (uint32_t i = 0; i < snap.buffer.size(); ++i)
+      snap.buffer[i] = io_.bar0().read32_be(prm::init_seg::kHealthOff + 4 * i);
+    snap.fw_rev = io_.bar0().read32_be(prm::init_seg::kFwRevOff);
+    snap.counter = io_.bar0().read32_be(prm::init_seg::kHealthCounterOff);
+    prior_health_ = snap;
     if (Status r = io_.reset_function(); !r.is_ok()) return h;
   }
   // docs/PRM.md step 1: memory space + bus master (and the MSI-X vectors the EQs use).

@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hca/cmd/caps.hpp"
@@ -89,6 +90,14 @@ struct HcaEvent {
   uint32_t qp_srq_n = 0;             // QP / SRQ events: the queue number
   uint8_t qp_srq_type = 0;           // prm::EventQueueType
   std::array<std::byte, 28> data{};  // raw event data (prm::eqe::data)
+};
+
+// The init segment's health registers as raw dwords (device.h health_buffer
+// at 0x200, 16 dwords; fw_rev 0x000; health counter 0x1010), host order.
+struct HealthSnapshot {
+  std::array<uint32_t, 16> buffer{};
+  uint32_t fw_rev = 0;
+  uint32_t counter = 0;
 };
 
 struct HcaStats {
@@ -154,6 +163,9 @@ class Hca {
   // reset the driver itself did (kbv_device_reset): the firmware forgot
   // everything, so nothing may be sent to it any more.
   void fail(Status s) { on_device_failure(s); }
+  // start() found the function's firmware failed from an earlier life (a
+  // health syndrome) and reset it first: the health registers it found.
+  const std::optional<HealthSnapshot>& prior_health() const { return prior_health_; }
   const HcaStats& stats() const { return stats_; }
   const HcaConfig& config() const { return cfg_; }
   DeviceIo& io() { return io_; }
@@ -196,6 +208,7 @@ class Hca {
   std::function<void(const HcaEvent&)> on_event_;
   std::function<void(uint32_t)> on_comp_;
   Status failure_;
+  std::optional<HealthSnapshot> prior_health_;
   uint64_t timeouts_seen_ = 0;
   uint8_t mkey_var_ = 0;
   HcaStats stats_;

@@ -7,6 +7,7 @@
 // docs/PRM.md "Initialization segment").
 #include <kbv/lab.h>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 
@@ -36,6 +37,36 @@ uint64_t now_ns() {
 
 std::shared_ptr<v::DeviceImpl> device(kbv_device_t dev) {
   return v::lookup_as<v::DeviceImpl>(dev, v::Kind::kDevice);
+}
+
+// device.h struct health_buffer, dword by dword (the kernel's
+// print_health_info reads the same: assert_var[0..4], assert_exit_ptr,
+// assert_callra, time, fw_ver, hw_id, rfr/valid/severity,
+// irisc_index/synd/ext_synd).
+void decode_health(const hca::HealthSnapshot& s, kbv_health_t& out) {
+  using prm::health_buffer;
+  std::memset(&out, 0, sizeof out);
+  std::array<std::byte, health_buffer::kBits / 8> hb{};
+  for (uint32_t i = 0; i < s.buffer.size(); ++i) {
+    const uint32_t be = __builtin_bswap32(s.buffer[i]);
+    std::memcpy(hb.data() + 4 * i, &be, 4);
+  }
+  prm::CRef<health_buffer> h(hb.data());
+  for (uint32_t i = 0; i < 5; ++i)
+    out.assert_var[i] = static_cast<uint32_t>(h.get(health_buffer::assert_var, i));
+  out.assert_exit_ptr = static_cast<uint32_t>(h.get(health_buffer::assert_existptr));
+  out.assert_callra = static_cast<uint32_t>(h.get(health_buffer::assert_callra));
+  out.time = static_cast<uint32_t>(h.get(health_buffer::time));
+  out.fw_version = static_cast<uint32_t>(h.get(health_buffer::fw_version));
+  out.hw_id = static_cast<uint32_t>(h.get(health_buffer::hw_id));
+  out.rfr = static_cast<uint8_t>(h.get(health_buffer::rfr));
+  out.valid = static_cast<uint8_t>(h.get(health_buffer::valid));
+  out.severity = static_cast<uint8_t>(h.get(health_buffer::severity));
+  out.irisc_index = static_cast<uint8_t>(h.get(health_buffer::irisc_index));
+  out.synd = static_cast<uint8_t>(h.get(health_buffer::synd));
+  out.ext_synd = static_cast<uint16_t>(h.get(health_buffer::ext_synd));
+  out.health_counter = s.counter & prm::kHealthCounterMask;
+  out.fw_rev = s.fw_rev;
 }
 
 }  // namespace
@@ -101,41 +132,24 @@ kbv_status_t kbv_device_read_health(kbv_device_t dev, kbv_health_t* out) {
   std::lock_guard lk(d->mu);
   if (!d->pdev) return KBV_ERR_DEVICE_NOT_READY;
   const kbv::platform::Bar& bar = d->pdev->bar0();
-  using prm::health_buffer;
-  using prm::init_seg;
-  std::memset(out, 0, sizeof *out);
-  // device.h struct health_buffer: dwords read as the kernel's
-  // print_health_info does (assert_var[0..4], assert_exit_ptr, assert_callra,
-  // time, fw_ver, hw_id, rfr/valid/severity, irisc_index/synd/ext_synd).
-  const auto dword = [&](prm::Field<health_buffer> f) {
-    return bar.read32_be(init_seg::kHealthOff + f.off / 32 * 4);
-  };
-  for (uint32_t i = 0; i < 5; ++i)
-    out->assert_var[i] =
-        bar.read32_be(init_seg::kHealthOff + health_buffer::assert_var.byte_off(i));
-  out->assert_exit_ptr = dword(health_buffer::assert_existptr);
-  out->assert_callra = dword(health_buffer::assert_callra);
-  out->time = dword(health_buffer::time);
-  out->fw_version = dword(health_buffer::fw_version);
-  out->hw_id = dword(health_buffer::hw_id);
-  std::array<std::byte, health_buffer::kBits / 8> hb{};
-  const auto put = [&](prm::Field<health_buffer> f) {
-    const uint32_t v = dword(f);
-    const uint32_t be = __builtin_bswap32(v);
-    std::memcpy(hb.data() + f.off / 32 * 4, &be, 4);
-  };
-  put(health_buffer::rfr);
-  put(health_buffer::synd);
-  prm::CRef<health_buffer> h(hb.data());
-  out->rfr = static_cast<uint8_t>(h.get(health_buffer::rfr));
-  out->valid = static_cast<uint8_t>(h.get(health_buffer::valid));
-  out->severity = static_cast<uint8_t>(h.get(health_buffer::severity));
-  out->irisc_index = static_cast<uint8_t>(h.get(health_buffer::irisc_index));
-  out->synd = static_cast<uint8_t>(h.get(health_buffer::synd));
-  out->ext_synd = static_cast<uint16_t>(h.get(health_buffer::ext_synd));
-  out->health_counter = bar.read32_be(init_seg::kHealthCounterOff) & prm::kHealthCounterMask;
-  out->fw_rev = bar.read32_be(init_seg::kFwRevOff);
-  out->nic_interface = (bar.read32_be(init_seg::kCmdqAddrLSzOff) >> 8) & 7;
+  hca::HealthSnapshot snap;
+  for (uint32_t i = 0; i < snap.buffer.size(); ++i)
+    snap.buffer[i] = bar.read32_be(prm::init_seg::kHealthOff + 4 * i);
+  snap.fw_rev = bar.read32_be(prm::init_seg::kFwRevOff);
+  snap.counter = bar.read32_be(prm::init_seg::kHealthCounterOff);
+  decode_health(snap, *out);
+  out->nic_interface = (bar.read32_be(prm::init_seg::kCmdqAddrLSzOff) >> 8) & 7;
+  return KBV_SUCCESS;
+}
+
+kbv_status_t kbv_device_prior_health(kbv_device_t dev, kbv_health_t* out) {
+  auto d = device(dev);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  if (!out) return KBV_ERR_INVALID_ARGUMENT;
+  std::lock_guard lk(d->mu);
+  if (!d->hca) return KBV_ERR_DEVICE_NOT_READY;
+  if (!d->hca->prior_health()) return KBV_ERR_NOT_FOUND;
+  decode_health(*d->hca->prior_health(), *out);
   return KBV_SUCCESS;
 }
 
