@@ -138,10 +138,13 @@ int cmd_bringup(const Common& c) {
       const auto& r = seen.recs[i];
       const Step s = step_of(r.opcode, r.op_mod);
       fmt::print(
-          c.out, "{:3} {:<44} {:<26} op_mod {:#06x}  {:<16} synd {:#010x} {:>7} us  {}\n", i + 1,
+          c.out, "{:3} {:<44} {:<26} op_mod {:#06x}  {} synd {:#010x} {:>7} us  {}\n", i + 1,
           s.name.empty() ? prm::opcode_name(r.opcode) : s.name,
           fmt::format("{} ({:#x})", prm::opcode_name(r.opcode), r.opcode), r.op_mod,
-          r.status == KBV_SUCCESS ? std::string_view("ok") : prm::cmd_status_name(r.fw_status),
+          paint(c,
+                fmt::format("{:<16}", r.status == KBV_SUCCESS ? std::string_view("ok")
+                                                              : prm::cmd_status_name(r.fw_status)),
+                r.status == KBV_SUCCESS),
           r.syndrome, r.latency_ns / 1000, s.ref);
       if (&r == failed) break;
     }
@@ -150,9 +153,9 @@ int cmd_bringup(const Common& c) {
                "page supply and the driver)\n",
                total_us, cmd_us);
     if (st == KBV_SUCCESS) {
-      fmt::print(c.out, "bring-up OK\n");
+      fmt::print(c.out, "{}\n", paint(c, "bring-up OK", true));
     } else {
-      fmt::print(c.out, "bring-up FAILED: {}\n",
+      fmt::print(c.out, "{}: {}\n", paint(c, "bring-up FAILED", false),
                  failed ? describe(st, failed->fw_status, failed->syndrome) : describe(st, 0, 0));
       if (failed) {
         fmt::print(c.out, "  at {} ({:#x}) op_mod {:#x}: {}\n", prm::opcode_name(failed->opcode),

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include <unistd.h>
+
 #include "hca/prm/field.hpp"
 #include "hca/prm/opcodes.hpp"
 #include "kbv-lab/lab.hpp"
@@ -85,6 +87,11 @@ Json& Json::boolean(bool v) {
 
 // ---- devices and statuses ---------------------------------------------------------
 
+std::string paint(const Common& c, std::string_view text, bool good) {
+  if (!c.color) return std::string(text);
+  return fmt::format("\x1b[{}m{}\x1b[0m", good ? "32" : "1;31", text);
+}
+
 std::string describe(kbv_status_t st, uint8_t fw_status, uint32_t syndrome) {
   std::string s = fmt::format("{} ({})", kbv_status_name(st), kbv_status_message(st));
   if (fw_status != 0)
@@ -147,9 +154,11 @@ int run(int argc, const char* const* argv, std::FILE* out, std::FILE* err) {
   uint32_t count = 0;
   uint32_t size = 4096;
   uint32_t wait_ms = 0;
+  bool no_color = false;
   const auto common = [&](CLI::App* s) {
     s->add_option("uri", c.uri, "device: vfio:DDDD:BB:DD.F or sim:<name>")->required();
     s->add_flag("--json", c.json, "one JSON object on stdout");
+    s->add_flag("--no-color", no_color, "no ANSI colours (default: colours on a terminal)");
     s->add_option("--link-wait", c.link_wait_ms, "ms to wait for the link (default 2000)");
   };
   auto* bringup = app.add_subcommand("bringup", "bring the device up step by step");
@@ -178,6 +187,7 @@ int run(int argc, const char* const* argv, std::FILE* out, std::FILE* err) {
     fmt::print(err, "kbv-lab: {}\n{}", e.what(), app.help());
     return 2;
   }
+  c.color = !c.json && !no_color && ::isatty(::fileno(out)) == 1;
   if (bringup->parsed()) return cmd_bringup(c);
   if (caps->parsed()) return cmd_caps(c);
   if (port->parsed()) return cmd_port(c, set);

@@ -63,7 +63,7 @@ void print_health(const Common& c, const kbv_health_t& h, std::string_view key,
              h.valid, h.severity);
   fmt::print(c.out, "  health_counter {:#08x}  fw_rev {:#010x}  nic_interface {}\n",
              h.health_counter, h.fw_rev, h.nic_interface);
-  fmt::print(c.out, "  {}\n", h.synd == 0 ? "healthy" : "FIRMWARE FAILED");
+  fmt::print(c.out, "  {}\n", paint(c, h.synd == 0 ? "healthy" : "FIRMWARE FAILED", h.synd == 0));
 }
 
 }  // namespace

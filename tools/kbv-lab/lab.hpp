@@ -78,10 +78,13 @@ struct Common {
   std::string uri;
   bool json = false;
   uint32_t link_wait_ms = 2000;
+  bool color = false;  // text on a terminal (and not --no-color): ANSI colours
   std::FILE* out = stdout;
   std::FILE* err = stderr;
 };
 
+// `text` in green (good) or red (bad) when c.color; as is otherwise.
+std::string paint(const Common& c, std::string_view text, bool good);
 // Opens uri synchronously; on failure prints the decoded reason and returns 0.
 kbv_device_t open_device(const Common& c, kbv_status_t* st = nullptr);
 void close_device(kbv_device_t dev);

@@ -297,9 +297,9 @@ int cmd_selftest(const Common& c, uint32_t size) {
     fmt::print(c.out, "{} selftest: RC loopback, {} B, data checked\n", c.uri, size);
     if (!setup_error.empty()) fmt::print(c.out, "  setup FAILED: {}\n", setup_error);
     for (const Result& r : results)
-      fmt::print(c.out, "  {:<15} {:<6} {:>7} us  {}\n", r.op, r.ok ? "ok" : "FAILED", r.us,
-                 r.detail);
-    fmt::print(c.out, "selftest {}\n", ok ? "passed" : "FAILED");
+      fmt::print(c.out, "  {:<15} {} {:>7} us  {}\n", r.op,
+                 paint(c, fmt::format("{:<6}", r.ok ? "ok" : "FAILED"), r.ok), r.us, r.detail);
+    fmt::print(c.out, "{}\n", paint(c, ok ? "selftest passed" : "selftest FAILED", ok));
   }
   return ok ? 0 : 1;
 }
