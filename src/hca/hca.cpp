@@ -147,12 +147,12 @@ void Hca::on_device_failure(Status s) {
 
 void Hca::dispatch_async(prm::CRef<eqe> e) {
   const uint8_t type = static_cast<uint8_t>(e.get(eqe::type));
-  switch (static_cast<EventType>(type)) {
-    case EventType::CMD:
+  switch (prm::event_data(type)) {
+    case prm::EventData::kCmd:
       ++stats_.cmd_eqes;
       if (cmdq_) cmdq_->on_cmd_eqe(static_cast<uint32_t>(e.at(eqe::cmd).get(prm::eqe_cmd::vector)));
       return;
-    case EventType::PAGE_REQUEST: {
+    case prm::EventData::kPageRequest: {
       ++stats_.page_requests;
       auto r = e.at(eqe::req_pages);
       const int32_t n =
@@ -161,7 +161,7 @@ void Hca::dispatch_async(prm::CRef<eqe> e) {
         pages_->on_page_request(static_cast<uint16_t>(r.get(prm::eqe_page_req::function_id)), n);
       return;
     }
-    case EventType::COMP: dispatch_comp(e); return;
+    case prm::EventData::kComp: dispatch_comp(e); return;
     default: break;
   }
   HcaEvent ev;
@@ -169,33 +169,26 @@ void Hca::dispatch_async(prm::CRef<eqe> e) {
   ev.sub_type = static_cast<uint8_t>(e.get(eqe::sub_type));
   std::span<const std::byte> d = e.bytes(eqe::data);
   std::memcpy(ev.data.data(), d.data(), ev.data.size());
-  switch (static_cast<EventType>(type)) {
-    case EventType::PORT_CHANGE:
+  switch (prm::event_data(type)) {
+    case prm::EventData::kPortState:
       ev.port = static_cast<uint32_t>(e.at(eqe::port).get(prm::eqe_port_state::port_num));
       log::info(kLog, "port {} change, sub type {}", ev.port, ev.sub_type);
       break;
-    case EventType::CQ_ERROR:
+    case prm::EventData::kCqError:
       ev.cqn = static_cast<uint32_t>(e.at(eqe::cq_err).get(prm::eqe_cq_err::cqn));
       ev.cq_syndrome = static_cast<uint8_t>(e.at(eqe::cq_err).get(prm::eqe_cq_err::syndrome));
       log::warn(kLog, "CQ {:#x} error, syndrome {:#x}", ev.cqn, ev.cq_syndrome);
       break;
-    case EventType::PATH_MIG:
-    case EventType::COMM_EST:
-    case EventType::SQ_DRAINED:
-    case EventType::WQ_CATAS_ERROR:
-    case EventType::PATH_MIG_FAILED:
-    case EventType::WQ_INVAL_REQ_ERROR:
-    case EventType::WQ_ACCESS_ERROR:
-    case EventType::SRQ_CATAS_ERROR:
-    case EventType::SRQ_LAST_WQE:
-    case EventType::SRQ_RQ_LIMIT:
+    case prm::EventData::kQpSrq:
       ev.qp_srq_n = static_cast<uint32_t>(e.at(eqe::qp_srq).get(prm::eqe_qp_srq::qp_srq_n));
       ev.qp_srq_type = static_cast<uint8_t>(e.at(eqe::qp_srq).get(prm::eqe_qp_srq::type));
       break;
-    case EventType::INTERNAL_ERROR:
-      log::error(kLog, "internal error event; checking device health");
+    default:
+      if (static_cast<EventType>(type) == EventType::INTERNAL_ERROR)
+        log::error(kLog, "internal error event; checking device health");
+      else
+        log::debug(kLog, "event type {:#x} sub type {:#x}", type, ev.sub_type);
       break;
-    default: log::debug(kLog, "event type {:#x} sub type {:#x}", type, ev.sub_type); break;
   }
   ++stats_.async_events;
   if (on_event_) on_event_(ev);

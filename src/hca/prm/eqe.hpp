@@ -179,6 +179,48 @@ enum class EventQueueType : uint8_t {
   DCT = 6,
 };
 
+// What the data of an EQE of a given type holds (mlx5_ifc.h union
+// event_auto_bits: comp_event, cmd_inter_comp_event, pages_req_event,
+// port_state_change_event, cq_error, qp_events; device.h union
+// ev_data). The one classifier of event types: the driver dispatches on it
+// (hca/hca.cpp) and the model posts by it (sim/fw/objects/events.cpp).
+// kQpSrq: the events affiliated with a QP or SRQ (device.h MLX5_EVENT_TYPE_*
+// 0x01-0x03, 0x05, 0x07, 0x10-0x14; eqe_qp_srq names the queue, an SRQ for
+// 0x12-0x14). kOther: types the driver only logs (INTERNAL_ERROR has no
+// data; the rest are not subscribed by kbv).
+enum class EventData : uint8_t {
+  kComp,         // eqe_comp: cqn
+  kCmd,          // eqe_cmd: the completed slots' vector
+  kPageRequest,  // eqe_page_req: function_id, num_pages
+  kPortState,    // eqe_port_state: port_num (sub_type: PortChangeSubtype)
+  kCqError,      // eqe_cq_err: cqn, syndrome
+  kQpSrq,        // eqe_qp_srq: type (EventQueueType), qp_srq_n
+  kOther,
+};
+
+constexpr EventData event_data(EventType t) {
+  switch (t) {
+    case EventType::COMP: return EventData::kComp;
+    case EventType::CMD: return EventData::kCmd;
+    case EventType::PAGE_REQUEST: return EventData::kPageRequest;
+    case EventType::PORT_CHANGE: return EventData::kPortState;
+    case EventType::CQ_ERROR: return EventData::kCqError;
+    case EventType::PATH_MIG:
+    case EventType::COMM_EST:
+    case EventType::SQ_DRAINED:
+    case EventType::WQ_CATAS_ERROR:
+    case EventType::PATH_MIG_FAILED:
+    case EventType::WQ_INVAL_REQ_ERROR:
+    case EventType::WQ_ACCESS_ERROR:
+    case EventType::SRQ_CATAS_ERROR:
+    case EventType::SRQ_LAST_WQE:
+    case EventType::SRQ_RQ_LIMIT: return EventData::kQpSrq;
+    default: return EventData::kOther;
+  }
+}
+// A raw eqe.type byte (values the PRM does not define are kOther).
+constexpr EventData event_data(uint8_t type) { return event_data(static_cast<EventType>(type)); }
+
 // eqe_cq_err.syndrome (mlx5_ifc.h MLX5_CQ_ERROR_SYNDROME_*).
 enum class CqErrSyndrome : uint8_t {
   CQ_OVERRUN = 0x1,

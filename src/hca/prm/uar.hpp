@@ -74,4 +74,28 @@ inline constexpr uint32_t kUarEqDoorbellOff = 0x48;     // EQ: update ci only
 inline constexpr uint32_t kUarBlueflameOff = 0x800;     // first BlueFlame register
 inline constexpr uint32_t kBfRegsPerUar = 4;            // device.h MLX5_BFREGS_PER_UAR
 
+// The page index and the offset inside the page of a BAR0 offset.
+constexpr uint32_t uar_page_of(uint64_t bar_offset) {
+  return static_cast<uint32_t>(bar_offset >> kUarPageShift);
+}
+constexpr uint32_t uar_offset_in_page(uint64_t bar_offset) {
+  return static_cast<uint32_t>(bar_offset & (kUarPageSize - 1));
+}
+
+// BlueFlame register i of a UAR page is 1 << cmd_hca_cap.log_bf_reg_size
+// bytes at kUarBlueflameOff + i * size (kernel MLX5_BF_OFFSET, rdma-core mlx5
+// bf_reg_size). A driver uses each register in two halves, alternating after
+// every post (rdma-core mlx5: bf->buf_size = size / 2, bf->offset ^=
+// buf_size), so a WQE's first 8 bytes land at the start of a half.
+constexpr uint32_t uar_bf_offset(uint32_t bf_index, uint32_t log_bf_reg_size) {
+  return kUarBlueflameOff + (bf_index << log_bf_reg_size);
+}
+constexpr uint32_t uar_bf_half_size(uint32_t log_bf_reg_size) {
+  return (1u << log_bf_reg_size) / 2;
+}
+static_assert(uar_bf_offset(0, 9) == 0x800 && uar_bf_offset(3, 9) == 0xE00);
+static_assert(uar_bf_offset(0, 9) + uar_bf_half_size(9) == 0x900);
+static_assert(uar_offset_in_page(5 * 4096 + 0x20) == kUarCqDoorbellOff &&
+              uar_page_of(5 * 4096 + 0x20) == 5);
+
 }  // namespace kbv::prm

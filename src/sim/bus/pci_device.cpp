@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "hca/prm/init_seg.hpp"
+#include "hca/prm/uar.hpp"
 #include "sim/bus/housekeeper.hpp"
 
 #include <fcntl.h>
@@ -26,13 +27,17 @@ constexpr const char* kLog = "sim.pci";
 using prm::init_seg;
 // Pages of BAR0 that hold the init segment (0..0x2010, device.h mlx5_init_seg).
 constexpr uint64_t kInitSegBytes = 0x3000;
-// UAR pages (docs/PRM.md "UAR page"): the doorbell registers a driver stores
-// to, with their widths — CQ doorbell (sn | cmd | ci, cqn), EQ doorbells
-// (arm / update ci), the two BlueFlame / doorbell halves (log_bf_reg_size 9:
-// a control segment's first 8 bytes at 0x800 or 0x900).
-constexpr uint64_t kUarPageBytes = 4096;
+// UAR pages (docs/PRM.md "UAR page", hca/prm/uar.hpp): the doorbell
+// registers a driver stores to, with their widths — CQ doorbell (sn | cmd |
+// ci, cqn), EQ doorbells (arm / update ci), the two halves of BlueFlame
+// register 0 (a control segment's first 8 bytes at 0x800 or 0x900).
+constexpr uint64_t kUarPageBytes = prm::kUarPageSize;
 constexpr std::pair<uint32_t, unsigned> kUarDoorbells[] = {
-    {0x20, 8}, {0x40, 4}, {0x48, 4}, {0x800, 8}, {0x900, 8}};
+    {prm::kUarCqDoorbellOff, 8},
+    {prm::kUarEqDoorbellArmOff, 4},
+    {prm::kUarEqDoorbellOff, 4},
+    {prm::uar_bf_offset(0, kLogBfRegSize), 8},
+    {prm::uar_bf_offset(0, kLogBfRegSize) + prm::uar_bf_half_size(kLogBfRegSize), 8}};
 
 }  // namespace
 

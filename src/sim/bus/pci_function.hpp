@@ -21,6 +21,11 @@
 
 namespace kbv::sim {
 
+// The model's BlueFlame register size (cmd_hca_cap.log_bf_reg_size 9: 512 B,
+// used in two 256 B halves; prm::uar_bf_offset). Its caps report it
+// (fw/caps.cpp); the doorbell poller and the engine find WQE starts by it.
+inline constexpr uint32_t kLogBfRegSize = 9;
+
 class PciFunction {
  public:
   virtual ~PciFunction() = default;

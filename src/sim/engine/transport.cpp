@@ -2,6 +2,8 @@
 #include "sim/engine/transport.hpp"
 
 #include "common/log.hpp"
+#include "hca/prm/uar.hpp"
+#include "sim/bus/pci_function.hpp"
 #include "sim/fw/objects/events.hpp"
 
 #include <infiniband/mlx5dv.h>
@@ -12,9 +14,6 @@ namespace kbv::sim::engine {
 
 namespace {
 constexpr const char* kLog = "sim.engine";
-constexpr uint64_t kUarPage = 4096;
-constexpr uint32_t kCqDoorbell = 0x20;      // docs/PRM.md "Data path"
-constexpr uint32_t kBlueFlameBase = 0x800;  // BlueFlame registers, 256-B halves
 // How often the RQ doorbell record of a QP in error is read (see run()).
 constexpr std::chrono::milliseconds kErrRqPoll{5};
 namespace qs = prm::qp_state;
@@ -43,16 +42,18 @@ Result<std::unique_ptr<Engine>> Engine::create(fw::Firmware& fw, std::unique_ptr
 Engine::~Engine() = default;
 
 void Engine::on_uar_write(uint64_t offset, uint64_t value, unsigned width) {
-  const uint32_t in_page = static_cast<uint32_t>(offset % kUarPage);
+  // UAR page registers (hca/prm/uar.hpp, docs/PRM.md "Data path").
+  const uint32_t in_page = prm::uar_offset_in_page(offset);
   if (width != 8) return;
-  if (in_page == kCqDoorbell) {
+  if (in_page == prm::kUarCqDoorbellOff) {
     // be64toh of the stored bytes: high = arm word, low = cqn (engine/cqe.hpp).
     transport_->record_cq(static_cast<uint32_t>(value) & 0xFFFFFF,
                           static_cast<uint32_t>(value >> 32));
     fw_->notify();
     return;
   }
-  if (in_page >= kBlueFlameBase && (in_page - kBlueFlameBase) % 256 == 0) {
+  if (in_page >= prm::kUarBlueflameOff &&
+      (in_page - prm::kUarBlueflameOff) % prm::uar_bf_half_size(kLogBfRegSize) == 0) {
     // The first 8 bytes of a control segment: opmod_idx_opcode, qpn_ds.
     transport_->record_sq(static_cast<uint32_t>(value >> 8) & 0xFFFFFF);
     fw_->notify();

@@ -56,8 +56,8 @@ void fill_general(prm::Ref<cmd_hca_cap> c, bool is_max, bool checksum) {
   c.set(cmd_hca_cap::uar_sz, 0);      // UAR area 1 MiB << uar_sz
   c.set(cmd_hca_cap::log_pg_sz, 12);  // smallest page the device maps: 4 KiB
   c.set(cmd_hca_cap::bf, 1);
-  c.set(cmd_hca_cap::driver_version, 1);   // SET_DRIVER_VERSION accepted
-  c.set(cmd_hca_cap::log_bf_reg_size, 9);  // 512 B BlueFlame register (two 256 B halves)
+  c.set(cmd_hca_cap::driver_version, 1);               // SET_DRIVER_VERSION accepted
+  c.set(cmd_hca_cap::log_bf_reg_size, kLogBfRegSize);  // bus/pci_device.hpp
   c.set(cmd_hca_cap::max_wqe_sz_sq, 1024);
   c.set(cmd_hca_cap::max_wqe_sz_rq, 512);
   c.set(cmd_hca_cap::max_qp_mcg, 240);

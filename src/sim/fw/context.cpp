@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "sim/fw/context.hpp"
 
+#include "hca/prm/uar.hpp"
+
 #include <algorithm>
 
 namespace kbv::sim::fw {
@@ -8,7 +10,7 @@ namespace kbv::sim::fw {
 namespace {
 // UAR indices must name pages inside BAR0.
 uint32_t uar_count(PciFunction& pci, const FwConfig& cfg) {
-  const uint64_t pages = pci.bar0().size() / 4096;
+  const uint64_t pages = pci.bar0().size() / prm::kUarPageSize;
   if (pages <= cfg.first_uar) return 0;
   return static_cast<uint32_t>(std::min<uint64_t>(cfg.num_uars, pages - cfg.first_uar));
 }

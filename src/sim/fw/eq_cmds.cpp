@@ -10,6 +10,7 @@
 //   each pas[] page-size aligned                      BAD_PARAM  kEqPasMisaligned
 //   each page mapped writable in the IOMMU            BAD_PARAM  kEqPasNotMapped
 //   a free EQ number                                  NO_RESOURCES kEqExhausted
+#include "hca/prm/boot.hpp"
 #include "hca/prm/eq.hpp"
 
 #include "sim/fw/context.hpp"
@@ -25,8 +26,8 @@ namespace {
 using prm::CmdStatus;
 using prm::eqc;
 
-constexpr uint32_t kMaxLogPageSize = 18;  // 4 KiB << 18 = 1 GiB
-constexpr uint64_t kBasePage = 4096;
+constexpr uint32_t kMaxLogPageSize = 18;               // 4 KiB << 18 = 1 GiB
+constexpr uint64_t kBasePage = prm::kAdapterPageSize;  // log_page_size is relative to it
 
 Outcome create_eq(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   prm::CRef<prm::create_eq_in> in(c.in.data());

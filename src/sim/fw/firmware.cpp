@@ -6,6 +6,7 @@
 #include "hca/prm/cmdq.hpp"
 #include "hca/prm/eqe.hpp"
 #include "hca/prm/init_seg.hpp"
+#include "hca/prm/uar.hpp"
 #include "sim/fw/cmdq.hpp"
 #include "sim/fw/hca_cmds.hpp"
 
@@ -25,9 +26,6 @@ namespace kbv::sim::fw {
 namespace {
 constexpr const char* kLog = "sim.fw";
 using Clock = std::chrono::steady_clock;
-constexpr uint64_t kUarPage = 4096;
-constexpr uint32_t kEqDoorbellArm = 0x40;    // docs/PRM.md "EQ doorbell": update ci and arm
-constexpr uint32_t kEqDoorbellNoArm = 0x48;  // update ci only
 
 uint32_t bar_load(std::span<std::byte> bar, uint32_t off) {
   uint32_t v = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bar.data() + off))
@@ -264,12 +262,13 @@ void Firmware::on_bar0_write(uint64_t offset, uint64_t value, unsigned width) {
     wake();
     return;
   }
-  const uint64_t page = offset / kUarPage;
-  if (ctx_.uars().in_range(static_cast<uint32_t>(page))) {
-    const uint32_t in_page = static_cast<uint32_t>(offset % kUarPage);
-    if (width == 4 && (in_page == kEqDoorbellArm || in_page == kEqDoorbellNoArm)) {
-      if (ctx_.eqs().record_doorbell(static_cast<uint32_t>(page), static_cast<uint32_t>(value),
-                                     in_page == kEqDoorbellArm))
+  // EQ doorbells (docs/PRM.md "EQ doorbell"): update ci and arm, or update ci.
+  const uint32_t page = prm::uar_page_of(offset);
+  if (ctx_.uars().in_range(page)) {
+    const uint32_t in_page = prm::uar_offset_in_page(offset);
+    if (width == 4 && (in_page == prm::kUarEqDoorbellArmOff || in_page == prm::kUarEqDoorbellOff)) {
+      if (ctx_.eqs().record_doorbell(page, static_cast<uint32_t>(value),
+                                     in_page == prm::kUarEqDoorbellArmOff))
         wake();
       return;
     }

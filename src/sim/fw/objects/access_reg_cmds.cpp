@@ -46,7 +46,7 @@
 #include "hca/prm/reg.hpp"
 #include "sim/fw/hca_cmds.hpp"
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/objects/syndromes.hpp"
+#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
 
 namespace kbv::sim::fw {

@@ -25,19 +25,7 @@ Status post_cq_error(EqTable& eqs, uint32_t cqn, prm::CqErrSyndrome syndrome) {
 }
 
 Status post_queue_event(EqTable& eqs, EventType type, uint32_t number, prm::EventQueueType queue) {
-  switch (type) {
-    case EventType::PATH_MIG:
-    case EventType::COMM_EST:
-    case EventType::SQ_DRAINED:
-    case EventType::WQ_CATAS_ERROR:
-    case EventType::PATH_MIG_FAILED:
-    case EventType::WQ_INVAL_REQ_ERROR:
-    case EventType::WQ_ACCESS_ERROR:
-    case EventType::SRQ_CATAS_ERROR:
-    case EventType::SRQ_LAST_WQE:
-    case EventType::SRQ_RQ_LIMIT: break;
-    default: return KBV_ERR_INVALID_ARGUMENT;
-  }
+  if (prm::event_data(type) != prm::EventData::kQpSrq) return KBV_ERR_INVALID_ARGUMENT;
   Data d{};
   prm::Ref<prm::eqe_qp_srq> e(d.data());
   e.set(prm::eqe_qp_srq::type, static_cast<uint8_t>(queue));

@@ -19,7 +19,7 @@
 #include "hca/prm/mcg.hpp"
 
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/objects/syndromes.hpp"
+#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
 
 #include <algorithm>

@@ -38,7 +38,7 @@
 //                                                       -> BAD_SIZE_OUTS_CQES_ERR (0x40);
 //   * an input too short for the pas[] / MTT entries the sizes need
 //                                                       -> BAD_INP_LEN_ERR (0x50).
-// Every check has its own syndrome (objects/syndromes.hpp).
+// Every check has its own syndrome (sim/fw/syndromes.hpp).
 //
 // Buffers (CQ, SRQ, QP pas[]) are taken as given: each page address must be
 // aligned to the page size, but the memory behind it is checked when the

@@ -13,7 +13,7 @@
 #include "hca/prm/pd.hpp"
 
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/objects/syndromes.hpp"
+#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
 
 namespace kbv::sim::fw {

@@ -43,7 +43,7 @@
 
 #include "sim/fw/objects/objects.hpp"
 #include "sim/fw/objects/qp_decode.hpp"
-#include "sim/fw/objects/syndromes.hpp"
+#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/umem.hpp"
 #include "sim/fw/objects/util.hpp"
 

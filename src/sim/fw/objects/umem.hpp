@@ -6,7 +6,7 @@
 // (rdma-core providers/mlx5/mlx5_ifc.h create_cq_in.cq_umem_*,
 // create_qp_in.wq_umem_*, qpc.dbr_umem_id; DPDK mlx5_prm.h cqc.dbr_umem_id).
 // Failures carry `op`'s syndrome with the kUmem* check numbers
-// (objects/syndromes.hpp): unknown umem_id BAD_RES, a range outside the umem,
+// (sim/fw/syndromes.hpp): unknown umem_id BAD_RES, a range outside the umem,
 // a misaligned doorbell record or a device-written area without wr_en
 // BAD_PARAM.
 //

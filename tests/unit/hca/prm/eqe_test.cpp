@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <set>
 
 namespace kbv::prm {
 namespace {
@@ -105,6 +106,28 @@ TEST(PrmEqe, EventValuesAndOwnership) {
   EXPECT_TRUE(eqe_is_sw_owned(0, 3, 8));
   EXPECT_TRUE(eqe_is_sw_owned(1, 9, 8));
   EXPECT_FALSE(eqe_is_sw_owned(0, 9, 8));
+}
+
+// The event-type classifier shared by the driver and the model: every
+// type byte, against device.h's MLX5_EVENT_TYPE_* numbers and the union
+// member each one's data uses (mlx5_ifc.h event_auto_bits).
+TEST(PrmEqe, EventDataClassifiesEveryTypeByte) {
+  const std::set<int> qp_srq = {0x01, 0x02, 0x03, 0x05, 0x07, 0x10, 0x11, 0x12, 0x13, 0x14};
+  for (int t = 0; t < 256; ++t) {
+    SCOPED_TRACE(t);
+    const EventData d = event_data(static_cast<uint8_t>(t));
+    EventData want = EventData::kOther;
+    if (t == 0x00) want = EventData::kComp;
+    if (t == 0x04) want = EventData::kCqError;
+    if (t == 0x09) want = EventData::kPortState;
+    if (t == 0x0a) want = EventData::kCmd;
+    if (t == 0x0b) want = EventData::kPageRequest;
+    if (qp_srq.count(t)) want = EventData::kQpSrq;
+    EXPECT_EQ(d, want);
+  }
+  // INTERNAL_ERROR (0x08) carries no data the driver reads.
+  EXPECT_EQ(event_data(EventType::INTERNAL_ERROR), EventData::kOther);
+  static_assert(event_data(EventType::SRQ_RQ_LIMIT) == EventData::kQpSrq);
 }
 
 }  // namespace

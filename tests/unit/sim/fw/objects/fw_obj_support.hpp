@@ -21,7 +21,7 @@
 #include "hca/prm/uar.hpp"
 #include "hca/prm/vport.hpp"
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/objects/syndromes.hpp"
+#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/tables.hpp"
 
 #include <gtest/gtest.h>
