@@ -46,8 +46,8 @@
 #include "hca/prm/reg.hpp"
 #include "sim/fw/hca_cmds.hpp"
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 namespace kbv::sim::fw {
 
