@@ -78,7 +78,7 @@ int serve(Channel& ch, const std::string& device, bool quiet) {
   auto params = decode_params(*line);
   if (!params) {
     (void)ch.send_line("ERR invalid test parameters");
-    fmt::print(stderr, "kbv-perf server: invalid test parameters: {}\n", *line);
+    fmt::print(stderr, "kbv-perf server: invalid test parameters: {}\n", escape_peer_text(*line));
     return 1;
   }
   (void)ch.send_line("OK");
@@ -108,7 +108,7 @@ int run_as_client(Channel& ch, const Options& o, const std::string& device, cons
   auto ack = ch.recv_line(kCtrlTimeout);
   if (!ack || *ack != "OK") {
     fmt::print(stderr, "kbv-perf: the server refused the test: {}\n",
-               ack ? *ack : status_text(ack.status()));
+               ack ? escape_peer_text(*ack) : status_text(ack.status()));
     return 1;
   }
   std::string why;
@@ -166,13 +166,15 @@ int run_as_client(Channel& ch, const Options& o, const std::string& device, cons
 int run(const Options& o) {
   switch (o.role) {
     case Role::kServer: {
-      auto l = Listener::listen(o.port);
+      auto l = Listener::listen(o.port, o.bind);
+      const std::string addr = o.bind.empty() ? "0.0.0.0" : o.bind;
       if (!l) {
-        fmt::print(stderr, "kbv-perf server: cannot listen on port {}: {}\n", o.port,
+        fmt::print(stderr, "kbv-perf server: cannot listen on {}:{}: {}\n", addr, o.port,
                    status_text(l.status()));
         return 1;
       }
-      fmt::print(stderr, "kbv-perf server: waiting for a client on port {}\n", l->port());
+      fmt::print(stderr, "kbv-perf server: waiting for a client on port {} (address {})\n",
+                 l->port(), addr);
       auto ch = l->accept(std::chrono::minutes(10));
       if (!ch) {
         fmt::print(stderr, "kbv-perf server: no client: {}\n", status_text(ch.status()));

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 #include "perf/pattern.hpp"
 #include "perf/stats.hpp"
@@ -40,11 +41,23 @@ uint64_t wr_id(uint32_t q, uint64_t k) { return (static_cast<uint64_t>(q) << 40)
 uint32_t wr_qp(uint64_t id) { return static_cast<uint32_t>(id >> 40); }
 uint64_t wr_index(uint64_t id) { return id & ((1ull << 40) - 1); }
 
-std::string wc_error(const kbv_wc_t& wc) {
-  return fmt::format("work completion error {} (syndrome 0x{:x}, vendor 0x{:x}) on QP 0x{:x}",
-                     kbv_status_name(static_cast<kbv_status_t>(wc.status)), wc.syndrome,
-                     wc.vendor_err, wc.qp_num);
+// "RETRY_EXCEEDED" for KBV_ERR_RETRY_EXCEEDED: the completion status as
+// perftest's messages name it.
+std::string_view short_status(int32_t st) {
+  std::string_view n = kbv_status_name(static_cast<kbv_status_t>(st));
+  if (n.starts_with("KBV_ERR_")) n.remove_prefix(8);
+  return n;
 }
+
+// How long a side waits, once the peer's control connection closed, for the
+// completion error that says why (an RC requester gives up after
+// retry_cnt + 1 ack timeouts: 8 x 67 ms, endpoint.cpp).
+constexpr std::chrono::milliseconds kPeerGoneGrace{1500};
+// How often the wait loops look at the control connection.
+constexpr std::chrono::milliseconds kWatchPeriod{2};
+// wr_id of the probe posted when the peer's connection closed with nothing
+// outstanding (an index no phase reaches).
+constexpr uint64_t kProbeIndex = (1ull << 40) - 1;
 
 // A failed phase: the status and what happened.
 struct Failure {
@@ -81,6 +94,15 @@ class Worker {
   std::optional<Failure> wait_recv(uint64_t size, uint64_t iter, uint32_t* q_out);
   std::optional<Failure> wait_outstanding_below(uint32_t q, uint32_t limit);
   std::optional<Failure> wait_byte(const uint8_t* p, uint8_t v);
+  // A completion error as "RC WRITE completion error RETRY_EXCEEDED ...",
+  // with "(peer gone?)" when the control connection has closed.
+  Failure wc_failure(const kbv_wc_t& wc, bool recv) const;
+  // Every kWatchPeriod: the control connection closed -> peer_gone().
+  std::optional<Failure> watch_peer();
+  // The peer's connection closed: waits up to kPeerGoneGrace for the
+  // completion error that ends the run (posting a probe WRITE on RC when
+  // nothing is outstanding), else reports the closed connection.
+  Failure peer_gone();
 
   std::optional<Failure> lat_loop(uint64_t size, std::vector<uint64_t>& stamps);
   std::optional<Failure> bw_client(uint64_t size, std::vector<uint64_t>& posted,
@@ -102,7 +124,60 @@ class Worker {
   uint64_t received_ = 0;          // receive completions in the current phase
   std::optional<bool> atomic_be_;  // atomic replies big-endian (decided on the first reply)
   uint64_t checks_ = 0;
+  uint64_t watch_calls_ = 0;
+  Clock::time_point next_watch_{};
 };
+
+Failure Worker::wc_failure(const kbv_wc_t& wc, bool recv) const {
+  static constexpr const char* kOp[] = {"WRITE", "SEND", "READ", "ATOMIC"};
+  const char* op = recv ? "RECV" : kOp[static_cast<int>(p_.test)];
+  std::string what =
+      fmt::format("{} {} completion error {} on QP 0x{:x} (syndrome 0x{:x}, vendor 0x{:x})",
+                  p_.connection == Connection::kUd ? "UD" : "RC", op, short_status(wc.status),
+                  wc.qp_num, wc.syndrome, wc.vendor_err);
+  if (ch_.peer_closed()) what += " (peer gone?)";
+  return Failure{static_cast<kbv_status_t>(wc.status), what};
+}
+
+std::optional<Failure> Worker::watch_peer() {
+  if ((watch_calls_++ & 63) != 0) return std::nullopt;
+  const auto now = Clock::now();
+  if (now < next_watch_) return std::nullopt;
+  next_watch_ = now + kWatchPeriod;
+  if (!ch_.peer_closed()) return std::nullopt;
+  return peer_gone();
+}
+
+Failure Worker::peer_gone() {
+  uint64_t pending = 0;
+  for (uint32_t n : outstanding_) pending += n;
+  if (pending == 0 && p_.connection == Connection::kRc) {
+    // Nothing outstanding would report the peer's death: one signalled
+    // 1-byte WRITE into the peer's receive buffer does (a live peer ignores
+    // it: the run is over either way).
+    kbv_sge_t sge{reinterpret_cast<uint64_t>(ep_.src(0)), 1, ep_.lkey()};
+    kbv_send_wr_t wr{};
+    wr.wr_id = wr_id(0, kProbeIndex);
+    wr.opcode = KBV_WR_RDMA_WRITE;
+    wr.flags = KBV_SEND_SIGNALED;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.remote_addr = ep_.peer_dst(0);
+    wr.rkey = ep_.peer(0).rkey;
+    if (ep_.qp(0).post_send({&wr, 1})) pending = 1;
+  }
+  const auto deadline = Clock::now() + kPeerGoneGrace;
+  while (pending > 0 && Clock::now() < deadline) {
+    kbv_wc_t wcs[16];
+    auto n = ep_.send_cq().poll(wcs);
+    if (!n) break;
+    for (uint32_t i = 0; i < *n; ++i) {
+      if (wcs[i].status != KBV_SUCCESS) return wc_failure(wcs[i], false);
+    }
+    if (*n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return Failure{KBV_ERR_IO, "the peer closed the control connection (peer gone?)"};
+}
 
 std::optional<Failure> Worker::wait_byte(const uint8_t* p, uint8_t v) {
   const auto deadline = Clock::now() + kDataTimeout;
@@ -111,6 +186,7 @@ std::optional<Failure> Worker::wait_byte(const uint8_t* p, uint8_t v) {
     relax(spin);
     if ((spin & 1023) == 0) {
       if (auto f = poll_send(nullptr)) return f;
+      if (auto f = watch_peer()) return f;
       if (Clock::now() > deadline) {
         return Failure{KBV_ERR_TIMEOUT, "timed out waiting for the peer's RDMA WRITE"};
       }
@@ -207,8 +283,7 @@ std::optional<Failure> Worker::poll_send(std::vector<uint64_t>* completed_ns) {
   const uint64_t t = now_ns();
   for (uint32_t i = 0; i < *n; ++i) {
     const kbv_wc_t& wc = wcs[i];
-    if (wc.status != KBV_SUCCESS)
-      return Failure{static_cast<kbv_status_t>(wc.status), wc_error(wc)};
+    if (wc.status != KBV_SUCCESS) return wc_failure(wc, false);
     const uint32_t q = wr_qp(wc.wr_id);
     if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "completion for an unknown QP"};
     if (completed_ns == nullptr) {
@@ -229,6 +304,7 @@ std::optional<Failure> Worker::wait_outstanding_below(uint32_t q, uint32_t limit
   const auto deadline = Clock::now() + kDataTimeout;
   for (uint64_t spin = 0; outstanding_[q] >= limit; ++spin) {
     if (auto f = poll_send(nullptr)) return f;
+    if (auto f = watch_peer()) return f;
     relax(spin);
     if (Clock::now() > deadline)
       return Failure{KBV_ERR_TIMEOUT, "timed out waiting for send completions"};
@@ -243,8 +319,7 @@ std::optional<Failure> Worker::wait_recv(uint64_t size, uint64_t iter, uint32_t*
     auto n = ep_.recv_cq().poll({&wc, 1});
     if (!n) return Failure{n.status(), "poll_cq (receive)"};
     if (*n == 1) {
-      if (wc.status != KBV_SUCCESS)
-        return Failure{static_cast<kbv_status_t>(wc.status), wc_error(wc)};
+      if (wc.status != KBV_SUCCESS) return wc_failure(wc, true);
       const uint32_t q = wr_qp(wc.wr_id);
       if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "receive for an unknown QP"};
       --recv_posted_[q];
@@ -263,6 +338,7 @@ std::optional<Failure> Worker::wait_recv(uint64_t size, uint64_t iter, uint32_t*
     relax(spin);
     if ((spin & 255) == 0) {
       if (auto f = poll_send(nullptr)) return f;
+      if (auto f = watch_peer()) return f;
       if (Clock::now() > deadline)
         return Failure{KBV_ERR_TIMEOUT, "timed out waiting for a receive"};
     }
@@ -342,6 +418,7 @@ std::optional<Failure> Worker::bw_client(uint64_t size, std::vector<uint64_t>& p
       }
     }
     if (auto f = poll_send(&completed)) return f;
+    if (auto f = watch_peer()) return f;
     total_done = 0;
     for (uint32_t q = 0; q < nq; ++q) total_done += done_[q];
     if (total_done != last_done) {
@@ -369,8 +446,7 @@ std::optional<Failure> Worker::bw_server(uint64_t size) {
     auto n = ep_.recv_cq().poll({&wc, 1});
     if (!n) return Failure{n.status(), "poll_cq (receive)"};
     if (*n == 1) {
-      if (wc.status != KBV_SUCCESS)
-        return Failure{static_cast<kbv_status_t>(wc.status), wc_error(wc)};
+      if (wc.status != KBV_SUCCESS) return wc_failure(wc, true);
       const uint32_t q = wr_qp(wc.wr_id);
       if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "receive for an unknown QP"};
       --recv_posted_[q];
@@ -383,10 +459,12 @@ std::optional<Failure> Worker::bw_server(uint64_t size) {
       deadline = Clock::now() + (client_done ? std::chrono::milliseconds(200) : kDataTimeout);
       continue;
     }
+    if (auto f = watch_peer(); f && !(ud && client_done)) return f;
     if (ud && !client_done) {
       auto line = ch_.recv_line(std::chrono::milliseconds(0));
       if (line) {
-        if (*line != "SENT") return Failure{KBV_ERR_INVALID_STATE, "unexpected message: " + *line};
+        if (*line != "SENT")
+          return Failure{KBV_ERR_INVALID_STATE, "unexpected message: " + escape_peer_text(*line)};
         client_done = true;
         deadline = Clock::now() + std::chrono::milliseconds(200);
       }
@@ -475,10 +553,13 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
   if (progress_ != nullptr) progress_->finish();
   // The client reports first, the server after reading it: the server's
   // memory is final only once the client's loop is over (one-sided tests).
+  // A run that failed is what is reported, whatever the exchange below does;
+  // with the peer gone there is no one to exchange with.
+  if (run && ch_.peer_closed()) return run;
   std::optional<std::string> peer_line;
   if (!client_) {
     auto line = ch_.recv_line(kCtrlTimeout);
-    if (!line) return Failure{line.status(), "no RESULT from the peer"};
+    if (!line) return run ? *run : Failure{line.status(), "no RESULT from the peer"};
     peer_line = *line;
   }
   std::string mine = run ? run->what : check(lat, size);
@@ -486,11 +567,11 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
   if (Status s = ch_.send_line(fmt::format("RESULT {} {} {}", tag, mine.empty() ? "ok" : "fail",
                                            mine.empty() ? "-" : mine));
       !s) {
-    return Failure{s, "send RESULT"};
+    return run ? *run : Failure{s, "send RESULT"};
   }
   if (client_) {
     auto line = ch_.recv_line(kCtrlTimeout);
-    if (!line) return Failure{line.status(), "no RESULT from the peer"};
+    if (!line) return run ? *run : Failure{line.status(), "no RESULT from the peer"};
     peer_line = *line;
   }
   const std::string* peer = &*peer_line;
@@ -499,9 +580,10 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
   if (!mine.empty()) return Failure{KBV_ERR_INTERNAL, mine};
   if (!peer->starts_with(ok_prefix)) {
     const std::string fail_prefix = fmt::format("RESULT {} fail ", tag);
-    return Failure{
-        KBV_ERR_INTERNAL,
-        "peer: " + (peer->starts_with(fail_prefix) ? peer->substr(fail_prefix.size()) : *peer)};
+    return Failure{KBV_ERR_INTERNAL,
+                   "peer: " + escape_peer_text(peer->starts_with(fail_prefix)
+                                                   ? peer->substr(fail_prefix.size())
+                                                   : *peer)};
   }
   if (client_ && lat) {
     auto s = latency_stats(stamps, p_.rtt_factor());
@@ -532,8 +614,8 @@ std::optional<DeviceStats> parse_stats(const std::string& line) {
                   &d.fw_cmds_in_flight_max, &completed) != 5) {
     return std::nullopt;
   }
-  d.side = side;
-  d.device = uri;
+  d.side = escape_peer_text(side);
+  d.device = escape_peer_text(uri);
   d.fw_cmds_completed = completed;
   return d;
 }

@@ -253,6 +253,33 @@ Result<std::string> Channel::recv_line(std::chrono::milliseconds timeout) {
   }
 }
 
+bool Channel::peer_closed() const {
+  if (fd_ < 0) return true;
+  pollfd pfd{fd_, POLLIN | POLLRDHUP, 0};
+  if (::poll(&pfd, 1, 0) <= 0) return false;
+  if (pfd.revents & (POLLERR | POLLHUP | POLLRDHUP)) return true;
+  if (!(pfd.revents & POLLIN)) return false;
+  char c;
+  const ssize_t n = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+std::string escape_peer_text(std::string_view s, size_t max) {
+  std::string out;
+  const size_t n = s.size() < max ? s.size() : max;
+  out.reserve(n + 8);
+  for (size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  if (n < s.size()) out += "...";
+  return out;
+}
+
 Result<QpInfo> Channel::exchange(const QpInfo& mine, std::chrono::milliseconds timeout) {
   if (Status s = send_line(encode(mine)); !s) return s;
   auto line = recv_line(timeout);
@@ -284,15 +311,19 @@ Listener& Listener::operator=(Listener&& o) noexcept {
   return *this;
 }
 
-Result<Listener> Listener::listen(uint16_t port) {
+Result<Listener> Listener::listen(uint16_t port, const std::string& bind_addr) {
   Listener l;
+  in_addr addr{htonl(INADDR_ANY)};
+  if (!bind_addr.empty() && ::inet_pton(AF_INET, bind_addr.c_str(), &addr) != 1) {
+    return KBV_ERR_INVALID_ARGUMENT;
+  }
   l.fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (l.fd_ < 0) return Status::from_errno(errno);
   int one = 1;
   (void)::setsockopt(l.fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_addr = addr;
   a.sin_port = htons(port);
   if (::bind(l.fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(l.fd_, 1) != 0) {
     return Status::from_errno(errno);

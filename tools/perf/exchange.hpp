@@ -51,6 +51,12 @@ struct QpInfo {
   friend bool operator==(const QpInfo&, const QpInfo&) = default;
 };
 
+// Text that came from the peer, made safe to print on a terminal: bytes
+// outside printable ASCII (control characters such as ESC, DEL, and bytes
+// >= 0x80) and the backslash become \xNN, so a peer cannot send escape
+// sequences to this side's terminal. At most `max` input bytes ("..." after).
+std::string escape_peer_text(std::string_view s, size_t max = 512);
+
 std::string encode(const QpInfo& q);  // "QP ..." without '\n'
 Result<QpInfo> decode_qp_info(std::string_view line);
 std::string encode(const TestParams& p);                  // "PARAMS ..." without '\n'
@@ -66,8 +72,6 @@ class Channel {
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
-  // Server: listen on port (all IPv4 addresses; 0 picks a free port, see
-  // Listener::port) and accept one client within timeout.
   // Client: connect to host:port, retrying until timeout (the server may
   // still be starting).
   static Result<Channel> connect(const std::string& host, uint16_t port,
@@ -82,6 +86,10 @@ class Channel {
   Result<QpInfo> exchange(const QpInfo& mine, std::chrono::milliseconds timeout);
   // Both sides reach the same tag before either goes on.
   Status sync(std::string_view tag, std::chrono::milliseconds timeout);
+  // Non-blocking: true when the peer closed the connection or it failed
+  // (end of stream or a socket error seen by poll(2) and a peeking recv).
+  // Lines already received stay readable; nothing is consumed.
+  bool peer_closed() const;
 
  private:
   int fd_ = -1;
@@ -97,8 +105,11 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
-  // Listens on 0.0.0.0:port (SO_REUSEADDR); port 0 picks a free one.
-  static Result<Listener> listen(uint16_t port);
+  // Listens on bind_addr:port (SO_REUSEADDR); bind_addr is a dotted IPv4
+  // address, empty for all addresses (0.0.0.0); port 0 picks a free one.
+  // KBV_ERR_INVALID_ARGUMENT for an address that does not parse; the
+  // bind(2)/listen(2) errno as a status otherwise.
+  static Result<Listener> listen(uint16_t port, const std::string& bind_addr = {});
   uint16_t port() const { return port_; }
   Result<Channel> accept(std::chrono::milliseconds timeout);
 

@@ -79,7 +79,8 @@ std::optional<std::string> validate(const TestParams& p) {
 ParseResult parse_options(int argc, const char* const* argv) {
   CLI::App app{
       "kbv-perf: perftest-style RDMA latency and bandwidth on kbv.\n"
-      "  kbv-perf --server [-p PORT]      wait for a client (takes the client's test parameters)\n"
+      "  kbv-perf --server [-p PORT] [--bind ADDR]  wait for a client (takes the client's test\n"
+      "                                   parameters)\n"
       "  kbv-perf [options] <host>        run against the server at <host>\n"
       "  kbv-perf [options] --loopback    both sides in this process on two model HCAs",
       "kbv-perf"};
@@ -98,6 +99,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_flag("--loopback", loopback, "Both sides in this process, on two model HCAs");
   app.add_option("host", o.host, "Server to connect to (client side)");
   app.add_option("-p,--port", o.port, "TCP port of the QP information exchange (default 18515)");
+  app.add_option("--bind", o.bind,
+                 "Server: the IPv4 address to listen on (default: all addresses, 0.0.0.0)");
   app.add_option("-d,--ib-dev", o.device, "Device URI (default: the first device listed)");
   app.add_option("--peer-dev", o.peer_device,
                  "Loopback: the second device (default: the second device listed)");
@@ -138,6 +141,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
     return r;
   };
   if (server + loopback > 1) return fail("--server and --loopback exclude each other");
+  if (!o.bind.empty() && !server) return fail("--bind is a server option");
   if (server || loopback) {
     if (!o.host.empty()) return fail("a host is given only on the client side");
     o.role = server ? Role::kServer : Role::kLoopback;

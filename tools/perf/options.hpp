@@ -56,6 +56,7 @@ struct Options {
   Role role = Role::kLoopback;
   std::string host;         // client: the server's address
   uint16_t port = 18515;    // TCP port of the QP-info exchange (perftest DEF_PORT)
+  std::string bind;         // server: the IPv4 address to listen on; empty: all (0.0.0.0)
   std::string device;       // device URI; empty: the first device listed
   std::string peer_device;  // loopback: the second device; empty: the second listed
   bool json = false;
