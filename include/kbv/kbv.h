@@ -33,6 +33,9 @@
  * KBV_ERR_ALREADY_EXISTS); eq must have room for the completion (else
  * KBV_ERR_QUEUE_FULL). Many requests may be in flight at once (up to 31
  * firmware commands per device are outstanding; more wait in software).
+ * Any call may return KBV_ERR_NO_MEMORY when the library cannot allocate
+ * host memory (no exception ever leaves kbv); the call then created
+ * nothing and may be retried.
  *
  * Cancellation: kbv_eq_cancel(eq, user_data) cancels one request,
  * kbv_eq_cancel_object(eq, object) / kbv_cancel_object(object) every request

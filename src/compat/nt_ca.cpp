@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/abi_guard.hpp"
 #include "compat/nt_objects.hpp"
 #include "compat/nt_verbs.hpp"
 
@@ -223,7 +224,7 @@ void query_ports(std::shared_ptr<NtDevice> d, std::shared_ptr<std::vector<kbv_po
 }  // namespace
 
 NTSTATUS OpenCa(VOID* const IfcContext, VOID* const Context, PFN_IB_CA_ASYNC_EVENT CaAsyncEvent,
-                CI_UDATA* const pUserData, IB_REQUEST* const pRequest) {
+                CI_UDATA* const pUserData, IB_REQUEST* const pRequest) try {
   if (IfcContext == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_5;
   auto d = device_of(IfcContext);
@@ -243,9 +244,11 @@ NTSTATUS OpenCa(VOID* const IfcContext, VOID* const Context, PFN_IB_CA_ASYNC_EVE
   publish(&ca->pub, ca);
   // Nothing to ask the device: the CA instance is ready now.
   return complete_inline(pRequest, STATUS_SUCCESS, reinterpret_cast<ULONG_PTR>(&ca->pub));
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS CloseCa(IB_CA* const pCa, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) {
+NTSTATUS CloseCa(IB_CA* const pCa, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) try {
   if (pCa == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_3;
   auto ca = ca_of(pCa);
@@ -280,18 +283,22 @@ NTSTATUS CloseCa(IB_CA* const pCa, CI_UDATA* const pUserData, IB_REQUEST* const 
   // Completes when the CA's PDs and CQs are destroyed. Synchronous: nothing
   // to wait on here (the client must destroy them), as kbv's own close.
   return r ? STATUS_PENDING : complete_inline(pRequest, STATUS_PENDING);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS GetCaFatalEvent(IB_CA* const pCa, IB_REQUEST* const pRequest) {
+NTSTATUS GetCaFatalEvent(IB_CA* const pCa, IB_REQUEST* const pRequest) try {
   if (pCa == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto ca = ca_of(pCa);
   if (!ca) return STATUS_INVALID_HANDLE;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_2;
   if (ca->dev->dead()) return complete_inline(pRequest, STATUS_SUCCESS, IbAeLocalFatal);
   return ca->fatal_q.add(pRequest, 2);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS GetCaPortEvent(IB_CA* const pCa, const UCHAR PortNumber, IB_REQUEST* const pRequest) {
+NTSTATUS GetCaPortEvent(IB_CA* const pCa, const UCHAR PortNumber, IB_REQUEST* const pRequest) try {
   if (pCa == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto ca = ca_of(pCa);
   if (!ca) return STATUS_INVALID_HANDLE;
@@ -299,10 +306,12 @@ NTSTATUS GetCaPortEvent(IB_CA* const pCa, const UCHAR PortNumber, IB_REQUEST* co
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_3;
   if (ca->dev->dead()) return complete_inline(pRequest, STATUS_FILE_FORCED_CLOSED);
   return ca->port_q[PortNumber - 1]->add(pRequest, 3);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS QueryCa(VOID* const Context, const SIZE_T AttrSize, IB_CA_ATTR* const pAttr,
-                 IB_REQUEST* const pRequest) {
+                 IB_REQUEST* const pRequest) try {
   if (Context == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_4;
   auto d = device_of(Context);
@@ -324,10 +333,12 @@ NTSTATUS QueryCa(VOID* const Context, const SIZE_T AttrSize, IB_CA_ATTR* const p
     deliver(r, ca_blob(*d, *ports), pAttr, AttrSize);
   });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS QueryPort(VOID* const Context, const UCHAR PortNumber, const SIZE_T AttrSize,
-                   IB_PORT_ATTR* const pAttr, IB_REQUEST* const pRequest) {
+                   IB_PORT_ATTR* const pAttr, IB_REQUEST* const pRequest) try {
   if (Context == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_5;
   auto d = device_of(Context);
@@ -348,10 +359,12 @@ NTSTATUS QueryPort(VOID* const Context, const UCHAR PortNumber, const SIZE_T Att
     deliver(r, port_record(*d, (*ports)[0]), pAttr, AttrSize);
   });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS ModifyCa(IB_CA* const pCa, const ULONG Flags, const IB_MODIFY_CA* const pModify,
-                  IB_REQUEST* const pRequest) {
+                  IB_REQUEST* const pRequest) try {
   constexpr ULONG kKnown = IB_MODIFY_CA_SYS_IMAGE_GUID | IB_MODIFY_CA_NODE_DESC;
   if (pCa == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto ca = ca_of(pCa);
@@ -364,10 +377,12 @@ NTSTATUS ModifyCa(IB_CA* const pCa, const ULONG Flags, const IB_MODIFY_CA* const
   // ConnectX (no PRM command sets them from the driver).
   if (Flags != 0) return complete_inline(pRequest, STATUS_NOT_SUPPORTED);
   return complete_inline(pRequest, STATUS_SUCCESS);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS ModifyPort(IB_CA* const pCa, const UCHAR PortNumber, const ULONG Flags,
-                    const IB_MODIFY_PORT* const pModify, IB_REQUEST* const pRequest) {
+                    const IB_MODIFY_PORT* const pModify, IB_REQUEST* const pRequest) try {
   constexpr ULONG kKnown =
       IB_MOD_PORT_SHUTDOWN | IB_MOD_PORT_INIT_REPLY | IB_MOD_PORT_RESET_QKEY_VIOLATIONS;
   if (pCa == nullptr) return STATUS_INVALID_PARAMETER_1;
@@ -389,6 +404,8 @@ NTSTATUS ModifyPort(IB_CA* const pCa, const UCHAR PortNumber, const ULONG Flags,
   NTSTATUS st = ca->dev->modify_port_caps(ca.get(), PortNumber, pModify->SetCapabilites,
                                           pModify->ClearCapabilites);
   return complete_inline(pRequest, st);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 // ---- the interface ---------------------------------------------------------------------
@@ -409,7 +426,7 @@ VOID ifc_dereference(PVOID Context) {
 }  // namespace kbv::compat
 
 extern "C" NTSTATUS kbv_nt_query_interface(const char* uri, IB_VERBS_INTERFACE_STANDARD* pInterface,
-                                           USHORT Size, USHORT Version) {
+                                           USHORT Size, USHORT Version) try {
   using namespace kbv::compat;
   using namespace kbv::compat::nt;
   if (uri == nullptr) return STATUS_INVALID_PARAMETER_1;
@@ -471,4 +488,6 @@ extern "C" NTSTATUS kbv_nt_query_interface(const char* uri, IB_VERBS_INTERFACE_S
   i.DestroyMw = DestroyMw;
   i.BindMw = BindMw;
   return STATUS_SUCCESS;
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }

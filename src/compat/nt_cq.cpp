@@ -5,6 +5,7 @@
 
 #include <new>
 
+#include "common/abi_guard.hpp"
 #include "compat/nt_objects.hpp"
 #include "compat/nt_verbs.hpp"
 
@@ -104,7 +105,7 @@ IB_WC to_wc(NtDevice& d, const kbv_wc_t& w) {
 
 // ---- PD ----------------------------------------------------------------------------
 
-NTSTATUS CreatePd(IB_CA* const pCa, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) {
+NTSTATUS CreatePd(IB_CA* const pCa, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) try {
   if (pCa == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto ca = live_ca(pCa);
   if (!ca) return STATUS_INVALID_HANDLE;
@@ -137,9 +138,11 @@ NTSTATUS CreatePd(IB_CA* const pCa, CI_UDATA* const pUserData, IB_REQUEST* const
                   [pd](const kbv_event_t&) { pd->ca->child_gone(); });
       });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS DestroyPd(IB_PD* const pPd, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) {
+NTSTATUS DestroyPd(IB_PD* const pPd, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) try {
   if (pPd == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto pd = lookup<NtPd>(pPd, Kind::kPd);
   if (!pd) return STATUS_INVALID_HANDLE;
@@ -148,13 +151,15 @@ NTSTATUS DestroyPd(IB_PD* const pPd, CI_UDATA* const pUserData, IB_REQUEST* cons
       pRequest, 3, [pd] { unpublish(&pd->pub); },
       [pd](kbv_eq_t eq, uint64_t ud) { return kbv_pd_dealloc(pd->pd, eq, ud); },
       [pd] { pd->ca->child_gone(); });
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 // ---- CQ ----------------------------------------------------------------------------
 
 NTSTATUS CreateCq(IB_CA* const pCa, ULONG const NumCqes, VOID* const Context,
                   PFN_IB_CQ_COMP_EVENT CqCompEvent, PFN_IB_CQ_ASYNC_EVENT CqAsyncEvent,
-                  CI_UDATA* const pUserData, IB_REQUEST* const pRequest) {
+                  CI_UDATA* const pUserData, IB_REQUEST* const pRequest) try {
   if (pCa == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto ca = live_ca(pCa);
   if (!ca) return STATUS_INVALID_HANDLE;
@@ -201,9 +206,11 @@ NTSTATUS CreateCq(IB_CA* const pCa, ULONG const NumCqes, VOID* const Context,
                   });
       });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS DestroyCq(IB_CQ* const pCq, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) {
+NTSTATUS DestroyCq(IB_CQ* const pCq, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) try {
   if (pCq == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto cq = live_cq(pCq);
   if (!cq) return STATUS_INVALID_HANDLE;
@@ -223,10 +230,12 @@ NTSTATUS DestroyCq(IB_CQ* const pCq, CI_UDATA* const pUserData, IB_REQUEST* cons
         d->unroute(cq->cq);
         cq->ca->child_gone();
       });
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS ResizeCq(IB_CQ* const pCq, ULONG const NumCqes, CI_UDATA* const pUserData,
-                  IB_REQUEST* const pRequest) {
+                  IB_REQUEST* const pRequest) try {
   if (pCq == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto cq = live_cq(pCq);
   if (!cq) return STATUS_INVALID_HANDLE;
@@ -258,9 +267,11 @@ NTSTATUS ResizeCq(IB_CQ* const pCq, ULONG const NumCqes, CI_UDATA* const pUserDa
         (void)r->complete(STATUS_SUCCESS, cq->pub.NumCqes);
       });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS RearmCq(IB_CQ* const pCq, const BOOLEAN Solicited) {
+NTSTATUS RearmCq(IB_CQ* const pCq, const BOOLEAN Solicited) try {
   if (pCq == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto cq = live_cq(pCq);
   if (!cq) return STATUS_INVALID_HANDLE;
@@ -278,9 +289,11 @@ NTSTATUS RearmCq(IB_CQ* const pCq, const BOOLEAN Solicited) {
         if (auto c = w.lock()) c->comp_event();
       });
   return st == KBV_PENDING || st == KBV_SUCCESS ? STATUS_SUCCESS : nt_of(st);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS RearmNCq(IB_CQ* const pCq, const ULONG NumCqes) {
+NTSTATUS RearmNCq(IB_CQ* const pCq, const ULONG NumCqes) try {
   if (pCq == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto cq = live_cq(pCq);
   if (!cq) return STATUS_INVALID_HANDLE;
@@ -290,9 +303,11 @@ NTSTATUS RearmNCq(IB_CQ* const pCq, const ULONG NumCqes) {
   // mlx5 CQs arm for the next (solicited) completion only (PRM "CQ
   // arming"; no N-notify), so IB_CA_CAP_N_NOTIFY_CQ is not reported.
   return STATUS_NOT_SUPPORTED;
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS PollCq(IB_CQ* const pCq, LONG* const pNumWc, IB_WC Wc[]) {
+NTSTATUS PollCq(IB_CQ* const pCq, LONG* const pNumWc, IB_WC Wc[]) try {
   if (pCq == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (pNumWc == nullptr || *pNumWc <= 0) return STATUS_INVALID_PARAMETER_2;
   if (Wc == nullptr) return STATUS_INVALID_PARAMETER_3;
@@ -318,9 +333,11 @@ NTSTATUS PollCq(IB_CQ* const pCq, LONG* const pNumWc, IB_WC Wc[]) {
   }
   *pNumWc = n;
   return n == 0 ? STATUS_NO_MORE_ENTRIES : STATUS_SUCCESS;
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS PeekCq(IB_CQ* const pCq, LONG* const pNumWc) {
+NTSTATUS PeekCq(IB_CQ* const pCq, LONG* const pNumWc) try {
   if (pCq == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (pNumWc == nullptr) return STATUS_INVALID_PARAMETER_2;
   auto cq = live_cq(pCq);
@@ -336,24 +353,30 @@ NTSTATUS PeekCq(IB_CQ* const pCq, LONG* const pNumWc) {
   }
   *pNumWc = static_cast<LONG>(cq->ahead.size());
   return STATUS_SUCCESS;
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS GetCqCompEvent(IB_CQ* const pCq, IB_REQUEST* const pRequest) {
+NTSTATUS GetCqCompEvent(IB_CQ* const pCq, IB_REQUEST* const pRequest) try {
   if (pCq == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto cq = live_cq(pCq);
   if (!cq) return STATUS_INVALID_HANDLE;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_2;
   if (cq->ca->dev->dead()) return complete_inline(pRequest, STATUS_FILE_FORCED_CLOSED);
   return cq->comp.arm(pRequest, 2);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS GetCqAsyncEvent(IB_CQ* const pCq, IB_REQUEST* const pRequest) {
+NTSTATUS GetCqAsyncEvent(IB_CQ* const pCq, IB_REQUEST* const pRequest) try {
   if (pCq == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto cq = live_cq(pCq);
   if (!cq) return STATUS_INVALID_HANDLE;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_2;
   if (cq->ca->dev->dead()) return complete_inline(pRequest, STATUS_FILE_FORCED_CLOSED);
   return cq->async_q.add(pRequest, 2);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 }  // namespace nt

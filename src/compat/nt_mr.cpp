@@ -3,6 +3,7 @@
 // PREG_MDL .. PBIND_MW).
 #include <new>
 
+#include "common/abi_guard.hpp"
 #include "compat/nt_objects.hpp"
 #include "compat/nt_verbs.hpp"
 
@@ -36,7 +37,7 @@ bool mdl_range(const MDL* m, uint8_t** start, size_t* length) {
 }  // namespace
 
 NTSTATUS RegMdl(IB_PD* const pPd, MDL* const pMdlList, const ULONG AccessMask,
-                IB_REQUEST* const pRequest) {
+                IB_REQUEST* const pRequest) try {
   constexpr ULONG kKnown =
       IB_AC_RDMA_READ | IB_AC_RDMA_WRITE | IB_AC_ATOMIC | IB_AC_LOCAL_WRITE | IB_AC_MW_BIND;
   if (pPd == nullptr) return STATUS_INVALID_PARAMETER_1;
@@ -88,27 +89,33 @@ NTSTATUS RegMdl(IB_PD* const pPd, MDL* const pMdlList, const ULONG AccessMask,
                   [mr](const kbv_event_t&) { add_ref_count(&mr->pd->pub.nRef, -1); });
       });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS RegScatterGather(IB_PD* const pPd, SCATTER_GATHER_LIST* pScatterGather,
-                          const ULONG /*AccessMask*/, IB_REQUEST* const pRequest) {
+                          const ULONG /*AccessMask*/, IB_REQUEST* const pRequest) try {
   if (pPd == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (!live_pd(pPd)) return STATUS_INVALID_HANDLE;
   if (pScatterGather == nullptr) return STATUS_INVALID_PARAMETER_2;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_4;
   // Bus addresses are not a user-mode process's to register.
   return complete_inline(pRequest, STATUS_NOT_SUPPORTED);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS GetDmaMr(IB_PD* const pPd, const ULONG /*AccessMask*/, IB_REQUEST* const pRequest) {
+NTSTATUS GetDmaMr(IB_PD* const pPd, const ULONG /*AccessMask*/, IB_REQUEST* const pRequest) try {
   if (pPd == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (!live_pd(pPd)) return STATUS_INVALID_HANDLE;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_3;
   // All of physical memory: not from user mode.
   return complete_inline(pRequest, STATUS_NOT_SUPPORTED);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS DeregMr(IB_MR* const pMr, IB_REQUEST* const pRequest) {
+NTSTATUS DeregMr(IB_MR* const pMr, IB_REQUEST* const pRequest) try {
   if (pMr == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto mr = lookup<NtMr>(pMr, Kind::kMr);
   if (!mr) return STATUS_INVALID_HANDLE;
@@ -119,28 +126,36 @@ NTSTATUS DeregMr(IB_MR* const pMr, IB_REQUEST* const pRequest) {
       pRequest, 2, [mr] { unpublish(&mr->pub); },
       [mr](kbv_eq_t eq, uint64_t ud) { return kbv_mr_dereg(mr->mr, eq, ud); },
       [mr] { add_ref_count(&mr->pd->pub.nRef, -1); }, mdl);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS CreateMw(IB_PD* const pPd, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) {
+NTSTATUS CreateMw(IB_PD* const pPd, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) try {
   if (pPd == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (!live_pd(pPd)) return STATUS_INVALID_HANDLE;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_3;
   no_udata(pUserData);
   // kbv has no memory windows yet (no mkey of type MW, no bind WQE).
   return complete_inline(pRequest, STATUS_NOT_SUPPORTED);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS DestroyMw(IB_MW* const pMw, IB_REQUEST* const pRequest) {
+NTSTATUS DestroyMw(IB_MW* const pMw, IB_REQUEST* const pRequest) try {
   if (pMw == nullptr) return STATUS_INVALID_PARAMETER_1;
   (void)pRequest;
   return STATUS_INVALID_HANDLE;  // CreateMw never made one
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS BindMw(IB_QP* const pQp, IB_MW* const pMw, const IB_BIND_WR* const pBindWr) {
+NTSTATUS BindMw(IB_QP* const pQp, IB_MW* const pMw, const IB_BIND_WR* const pBindWr) try {
   if (pQp == nullptr) return STATUS_INVALID_PARAMETER_1;
   if (pMw == nullptr) return STATUS_INVALID_PARAMETER_2;
   if (pBindWr == nullptr) return STATUS_INVALID_PARAMETER_3;
   return STATUS_INVALID_HANDLE;  // CreateMw never made one
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 }  // namespace kbv::compat::nt

@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "common/abi_guard.hpp"
 #include "compat/nt_objects.hpp"
 #include "compat/nt_verbs.hpp"
 
@@ -286,7 +287,7 @@ constexpr uint32_t kPostChunk = 16;
 
 NTSTATUS CreateQp(IB_PD* const pPd, IB_QP_CREATE* const pCreateQp, VOID* const Context,
                   PFN_IB_QP_ASYNC_EVENT QpAsyncEvent, CI_UDATA* const pUserData,
-                  IB_REQUEST* const pRequest) {
+                  IB_REQUEST* const pRequest) try {
   if (pPd == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto pd = live_pd(pPd);
   if (!pd) return STATUS_INVALID_HANDLE;
@@ -371,11 +372,13 @@ NTSTATUS CreateQp(IB_PD* const pPd, IB_QP_CREATE* const pCreateQp, VOID* const C
                   });
       });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS CreateSpecialQp(IB_PD* const pPd, UCHAR PortNum, IB_QP_CREATE* const pCreateQp,
                          VOID* const /*Context*/, PFN_IB_QP_ASYNC_EVENT /*QpAsyncEvent*/,
-                         IB_REQUEST* const pRequest) {
+                         IB_REQUEST* const pRequest) try {
   if (pPd == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto pd = live_pd(pPd);
   if (!pd) return STATUS_INVALID_HANDLE;
@@ -384,9 +387,11 @@ NTSTATUS CreateSpecialQp(IB_PD* const pPd, UCHAR PortNum, IB_QP_CREATE* const pC
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_6;
   // QP0 does not exist on RoCE ports and kbv has no GSI (QP1) QP yet.
   return complete_inline(pRequest, STATUS_NOT_SUPPORTED);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS DestroyQp(IB_QP* const pQp, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) {
+NTSTATUS DestroyQp(IB_QP* const pQp, CI_UDATA* const pUserData, IB_REQUEST* const pRequest) try {
   if (pQp == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto qp = live_qp(pQp);
   if (!qp) return STATUS_INVALID_HANDLE;
@@ -406,10 +411,12 @@ NTSTATUS DestroyQp(IB_QP* const pQp, CI_UDATA* const pUserData, IB_REQUEST* cons
         add_ref_count(&qp->send_cq->pub.nRef, -1);
         add_ref_count(&qp->recv_cq->pub.nRef, -1);
       });
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS ModifyQp(IB_QP* const pQp, IB_QP_MODIFY* const pModify, CI_UDATA* const pUserData,
-                  IB_REQUEST* const pRequest) {
+                  IB_REQUEST* const pRequest) try {
   if (pQp == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto qp = live_qp(pQp);
   if (!qp) return STATUS_INVALID_HANDLE;
@@ -439,10 +446,12 @@ NTSTATUS ModifyQp(IB_QP* const pQp, IB_QP_MODIFY* const pModify, CI_UDATA* const
         (void)r->complete(STATUS_SUCCESS, 0);
       });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 NTSTATUS QueryQp(IB_QP* const pQp, IB_QP_ATTR* const pAttr, CI_UDATA* const pUserData,
-                 IB_REQUEST* const pRequest) {
+                 IB_REQUEST* const pRequest) try {
   if (pQp == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto qp = live_qp(pQp);
   if (!qp) return STATUS_INVALID_HANDLE;
@@ -488,6 +497,8 @@ NTSTATUS QueryQp(IB_QP* const pQp, IB_QP_ATTR* const pAttr, CI_UDATA* const pUse
               (void)r->complete(STATUS_SUCCESS, sizeof(IB_QP_ATTR));
             });
   return r->result(d->pump());
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 static NTSTATUS to_recv_wr(const NtQp&, const IB_RECV_WR& w, kbv_sge_t* sges, kbv_recv_wr_t* o) {
@@ -540,7 +551,8 @@ NTSTATUS post_linked(NtQp& qp, const IbWr* first, IbWr** const failed, Convert c
   return STATUS_SUCCESS;
 }
 
-NTSTATUS PostSend(IB_QP* const pQp, const IB_SEND_WR* pSendWr, IB_SEND_WR** const ppFailedSend) {
+NTSTATUS PostSend(IB_QP* const pQp, const IB_SEND_WR* pSendWr,
+                  IB_SEND_WR** const ppFailedSend) try {
   if (pQp == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto qp = live_qp(pQp);
   if (!qp) return STATUS_INVALID_HANDLE;
@@ -552,9 +564,12 @@ NTSTATUS PostSend(IB_QP* const pQp, const IB_SEND_WR* pSendWr, IB_SEND_WR** cons
   if (qp->pd->ca->dev->dead()) return STATUS_FILE_FORCED_CLOSED;
   return post_linked<IB_SEND_WR, kbv_send_wr_t>(*qp, pSendWr, ppFailedSend, to_send_wr,
                                                 kbv_post_send);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS PostRecv(IB_QP* const pQp, const IB_RECV_WR* pRecvWr, IB_RECV_WR** const ppFailedRecv) {
+NTSTATUS PostRecv(IB_QP* const pQp, const IB_RECV_WR* pRecvWr,
+                  IB_RECV_WR** const ppFailedRecv) try {
   if (pQp == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto qp = live_qp(pQp);
   if (!qp) return STATUS_INVALID_HANDLE;
@@ -563,15 +578,19 @@ NTSTATUS PostRecv(IB_QP* const pQp, const IB_RECV_WR* pRecvWr, IB_RECV_WR** cons
   if (qp->pd->ca->dev->dead()) return STATUS_FILE_FORCED_CLOSED;
   return post_linked<IB_RECV_WR, kbv_recv_wr_t>(*qp, pRecvWr, ppFailedRecv, to_recv_wr,
                                                 kbv_post_recv);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS GetQpAsyncEvent(IB_QP* const pQp, IB_REQUEST* const pRequest) {
+NTSTATUS GetQpAsyncEvent(IB_QP* const pQp, IB_REQUEST* const pRequest) try {
   if (pQp == nullptr) return STATUS_INVALID_PARAMETER_1;
   auto qp = live_qp(pQp);
   if (!qp) return STATUS_INVALID_HANDLE;
   if (pRequest == nullptr) return STATUS_INVALID_PARAMETER_2;
   if (qp->pd->ca->dev->dead()) return complete_inline(pRequest, STATUS_FILE_FORCED_CLOSED);
   return qp->async_q.add(pRequest, 2);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 // ---- AH ----------------------------------------------------------------------------
@@ -579,7 +598,7 @@ NTSTATUS GetQpAsyncEvent(IB_QP* const pQp, IB_REQUEST* const pRequest) {
 // STATUS_INVALID_PARAMETER_1 for an invalid port number and
 // STATUS_INVALID_PARAMETER_2 for an invalid source GID.
 
-NTSTATUS CreateAh(IB_PD* const pPd, IB_AH_ATTR* const pAhAttr, IB_AH** const ppAh) {
+NTSTATUS CreateAh(IB_PD* const pPd, IB_AH_ATTR* const pAhAttr, IB_AH** const ppAh) try {
   auto pd = live_pd(pPd);
   if (!pd) return STATUS_INVALID_HANDLE;
   if (pAhAttr == nullptr) return STATUS_INVALID_PARAMETER_2;
@@ -603,9 +622,11 @@ NTSTATUS CreateAh(IB_PD* const pPd, IB_AH_ATTR* const pAhAttr, IB_AH** const ppA
   publish(&ah->pub, ah);
   *ppAh = &ah->pub;
   return STATUS_SUCCESS;
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS DestroyAh(IB_AH* const pAh) {
+NTSTATUS DestroyAh(IB_AH* const pAh) try {
   auto ah = lookup<NtAh>(pAh, Kind::kAh);
   if (!ah) return STATUS_INVALID_HANDLE;
   unpublish(pAh);
@@ -617,9 +638,11 @@ NTSTATUS DestroyAh(IB_AH* const pAh) {
   (void)ah->pd->ca->dev->run([h](kbv_eq_t eq, uint64_t ud) { return kbv_ah_destroy(h, eq, ud); });
   add_ref_count(&ah->pd->pub.nRef, -1);
   return STATUS_SUCCESS;  // cannot fail
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS ModifyAh(IB_AH* const pAh, IB_AH_ATTR* const pModify) {
+NTSTATUS ModifyAh(IB_AH* const pAh, IB_AH_ATTR* const pModify) try {
   auto ah = lookup<NtAh>(pAh, Kind::kAh);
   if (!ah) return STATUS_INVALID_HANDLE;
   if (pModify == nullptr) return STATUS_INVALID_PARAMETER_2;
@@ -645,9 +668,11 @@ NTSTATUS ModifyAh(IB_AH* const pAh, IB_AH_ATTR* const pModify) {
   }
   (void)d.run([old](kbv_eq_t eq, uint64_t ud) { return kbv_ah_destroy(old, eq, ud); });
   return STATUS_SUCCESS;
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
-NTSTATUS QueryAh(IB_AH* const pAh, IB_AH_ATTR* const pAttr) {
+NTSTATUS QueryAh(IB_AH* const pAh, IB_AH_ATTR* const pAttr) try {
   auto ah = lookup<NtAh>(pAh, Kind::kAh);
   if (!ah) return STATUS_INVALID_HANDLE;
   if (pAttr == nullptr) return STATUS_INVALID_PARAMETER_2;
@@ -655,6 +680,8 @@ NTSTATUS QueryAh(IB_AH* const pAh, IB_AH_ATTR* const pAttr) {
   std::lock_guard lk(ah->mu);
   *pAttr = ah->attr;
   return STATUS_SUCCESS;
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 }  // namespace nt

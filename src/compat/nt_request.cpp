@@ -2,6 +2,7 @@
 // IB_REQUEST completion, queued notification requests, the one-at-a-time
 // completion notification slot. See nt_request.hpp.
 #include "compat/nt_request.hpp"
+#include "common/abi_guard.hpp"
 
 #include <chrono>
 #include <new>
@@ -276,8 +277,10 @@ VOID kbv_nt_init_request(IB_REQUEST* pRequest, kbv_eq_t Eq, UINT64 UserData,
   pRequest->CompletionContext = CompletionContext;
 }
 
-NTSTATUS kbv_nt_cancel_request(IB_REQUEST* pRequest) {
+NTSTATUS kbv_nt_cancel_request(IB_REQUEST* pRequest) try {
   return kbv::compat::NtRequest::cancel(pRequest);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
 }
 
 }  // extern "C"

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <thread>
 
+#include "common/abi_guard.hpp"
 #include "common/log.hpp"
 #include "hca/prm/eqe.hpp"
 #include "platform/pci.hpp"
@@ -293,7 +294,7 @@ void fill_desc(kbv_device_desc_t& d, std::string_view uri, uint16_t vendor, uint
 
 extern "C" {
 
-kbv_status_t kbv_get_device_list(kbv_device_desc_t* list, uint32_t max, uint32_t* count) {
+kbv_status_t kbv_get_device_list(kbv_device_desc_t* list, uint32_t max, uint32_t* count) try {
   if (!count || (!list && max > 0)) return KBV_ERR_INVALID_ARGUMENT;
   // Every transport's devices, hardware first (platform/transport.hpp).
   std::vector<kbv_device_desc_t> all;
@@ -309,10 +310,12 @@ kbv_status_t kbv_get_device_list(kbv_device_desc_t* list, uint32_t max, uint32_t
   *count = static_cast<uint32_t>(all.size());
   for (uint32_t i = 0; i < max && i < all.size(); ++i) list[i] = all[i];
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr, kbv_eq_t eq,
-                             uint64_t user_data, kbv_device_t* out) {
+                             uint64_t user_data, kbv_device_t* out) try {
   if (!uri || !out) return KBV_ERR_INVALID_ARGUMENT;
   *out = 0;
   kbv_device_open_attr_t a{};
@@ -349,12 +352,18 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
   if (st.is_error()) return st.code();
   auto obj = kbv::verbs::register_object(d);
   if (!obj) return KBV_ERR_NO_RESOURCES;
-  kbv::verbs::devices_add(d);
-  *out = obj->handle();
-  st = kbv::verbs::submit_control(*d, obj.get(), eq, user_data, [&](const kbv::verbs::Ticket& t) {
-    d->open_ticket = t;
-    return Status{KBV_PENDING};
-  });
+  try {
+    kbv::verbs::devices_add(d);
+  } catch (...) {  // allocation failure: undone below like a failed open
+    st = kbv::abi_exception_status();
+  }
+  if (!st.is_error()) {
+    *out = obj->handle();
+    st = kbv::verbs::submit_control(*d, obj.get(), eq, user_data, [&](const kbv::verbs::Ticket& t) {
+      d->open_ticket = t;
+      return Status{KBV_PENDING};
+    });
+  }
   if (st.is_error()) {
     // Synchronous failure (the event, if any, already says so): the
     // device is closed internally.
@@ -370,33 +379,43 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
   }
   if (a.flags & KBV_OPEN_PROGRESS_THREAD) (void)d->start_progress_thread();
   return st.code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_device_close(kbv_device_t dev, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_device_close(kbv_device_t dev, kbv_eq_t eq, uint64_t user_data) try {
   auto d = device_of(dev);
   if (!d) return KBV_ERR_INVALID_HANDLE;
   return kbv::verbs::close_object(d, eq, user_data).code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-int kbv_device_progress(kbv_device_t dev) {
+int kbv_device_progress(kbv_device_t dev) try {
   auto d = device_of(dev);
   if (!d) return KBV_ERR_INVALID_HANDLE;
   return static_cast<int>(d->progress());
+} catch (...) {
+  return kbv::abi_exception_status();  // negative, as the other errors
 }
 
-kbv_status_t kbv_device_start_progress_thread(kbv_device_t dev) {
+kbv_status_t kbv_device_start_progress_thread(kbv_device_t dev) try {
   auto d = device_of(dev);
   if (!d) return KBV_ERR_INVALID_HANDLE;
   return d->start_progress_thread().code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_device_stop_progress_thread(kbv_device_t dev) {
+kbv_status_t kbv_device_stop_progress_thread(kbv_device_t dev) try {
   auto d = device_of(dev);
   if (!d) return KBV_ERR_INVALID_HANDLE;
   return d->stop_progress_thread().code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_device_get_fd(kbv_device_t dev, int* fd) {
+kbv_status_t kbv_device_get_fd(kbv_device_t dev, int* fd) try {
   auto d = device_of(dev);
   if (!d) return KBV_ERR_INVALID_HANDLE;
   if (!fd) return KBV_ERR_INVALID_ARGUMENT;
@@ -407,9 +426,11 @@ kbv_status_t kbv_device_get_fd(kbv_device_t dev, int* fd) {
   if (*r < 0) return KBV_ERR_NOT_SUPPORTED;
   *fd = *r;
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_device_get_stats(kbv_device_t dev, kbv_device_stats_t* out) {
+kbv_status_t kbv_device_get_stats(kbv_device_t dev, kbv_device_stats_t* out) try {
   auto d = device_of(dev);
   if (!d) return KBV_ERR_INVALID_HANDLE;
   if (!out) return KBV_ERR_INVALID_ARGUMENT;
@@ -432,6 +453,8 @@ kbv_status_t kbv_device_get_stats(kbv_device_t dev, kbv_device_stats_t* out) {
   out->comp_events = s.comp_events;
   out->page_requests = s.page_requests;
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 }  // extern "C"

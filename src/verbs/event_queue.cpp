@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // kbv::verbs::EventQueue and the kbv_eq_* C API (include/kbv/eq.h).
 #include "verbs/event_queue.hpp"
+#include "common/abi_guard.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -268,7 +269,7 @@ using kbv::verbs::EventQueue;
 
 extern "C" {
 
-kbv_status_t kbv_eq_create(uint32_t depth, kbv_eq_t* out) {
+kbv_status_t kbv_eq_create(uint32_t depth, kbv_eq_t* out) try {
   if (!out) return KBV_ERR_INVALID_ARGUMENT;
   auto eq = EventQueue::create(depth);
   if (!eq) return eq.status().code();
@@ -276,16 +277,20 @@ kbv_status_t kbv_eq_create(uint32_t depth, kbv_eq_t* out) {
   if (h == 0) return KBV_ERR_NO_RESOURCES;
   *out = h;
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_eq_destroy(kbv_eq_t h) {
+kbv_status_t kbv_eq_destroy(kbv_eq_t h) try {
   auto eq = kbv::verbs::eq_table().remove(h);
   if (!eq) return KBV_ERR_INVALID_HANDLE;
   eq->shutdown();
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-int kbv_eq_poll(kbv_eq_t h, kbv_event_t* events, uint32_t n) {
+int kbv_eq_poll(kbv_eq_t h, kbv_event_t* events, uint32_t n) try {
   if (!events && n > 0) {
     return kbv::verbs::eq_from_handle(h) ? KBV_ERR_INVALID_ARGUMENT : KBV_ERR_INVALID_HANDLE;
   }
@@ -293,36 +298,46 @@ int kbv_eq_poll(kbv_eq_t h, kbv_event_t* events, uint32_t n) {
   if (!eq) return KBV_ERR_INVALID_HANDLE;
   if (n > KBV_EQ_MAX_DEPTH + 1) n = KBV_EQ_MAX_DEPTH + 1;  // keeps the count in int range
   return static_cast<int>(eq->poll(events, n));
+} catch (...) {
+  return kbv::abi_exception_status();  // negative, as the other errors
 }
 
-kbv_status_t kbv_eq_get_fd(kbv_eq_t h, int* fd) {
+kbv_status_t kbv_eq_get_fd(kbv_eq_t h, int* fd) try {
   auto eq = kbv::verbs::eq_from_handle(h);
   if (!eq) return KBV_ERR_INVALID_HANDLE;
   if (!fd) return KBV_ERR_INVALID_ARGUMENT;
   *fd = eq->fd();
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_eq_cancel(kbv_eq_t h, uint64_t user_data) {
+kbv_status_t kbv_eq_cancel(kbv_eq_t h, uint64_t user_data) try {
   auto eq = kbv::verbs::eq_from_handle(h);
   if (!eq) return KBV_ERR_INVALID_HANDLE;
   return eq->cancel(user_data).code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_eq_cancel_object(kbv_eq_t h, uint64_t object, uint32_t* cancelled) {
+kbv_status_t kbv_eq_cancel_object(kbv_eq_t h, uint64_t object, uint32_t* cancelled) try {
   auto eq = kbv::verbs::eq_from_handle(h);
   if (!eq) return KBV_ERR_INVALID_HANDLE;
   uint32_t n = eq->cancel_object(object);
   if (cancelled) *cancelled = n;
   return n ? KBV_SUCCESS : KBV_ERR_NOT_FOUND;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_eq_get_lost(kbv_eq_t h, uint64_t* out) {
+kbv_status_t kbv_eq_get_lost(kbv_eq_t h, uint64_t* out) try {
   auto eq = kbv::verbs::eq_from_handle(h);
   if (!eq) return KBV_ERR_INVALID_HANDLE;
   if (!out) return KBV_ERR_INVALID_ARGUMENT;
   *out = eq->lost_total();
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 }  // extern "C"

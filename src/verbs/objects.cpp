@@ -2,6 +2,7 @@
 // PD, MR, CQ, SRQ and AH verbs (kbv.h) over the driver objects (src/hca).
 #include <kbv/kbv.h>
 
+#include "common/abi_guard.hpp"
 #include "common/log.hpp"
 #include "hca/cmd/pd.hpp"
 #include "verbs/objects.hpp"
@@ -143,7 +144,7 @@ extern "C" {
 
 // ---- PD -----------------------------------------------------------------------------
 
-kbv_status_t kbv_pd_alloc(kbv_device_t dev, kbv_eq_t eq, uint64_t user_data, kbv_pd_t* out) {
+kbv_status_t kbv_pd_alloc(kbv_device_t dev, kbv_eq_t eq, uint64_t user_data, kbv_pd_t* out) try {
   if (!out) return KBV_ERR_INVALID_ARGUMENT;
   *out = 0;
   Status st;
@@ -166,16 +167,20 @@ kbv_status_t kbv_pd_alloc(kbv_device_t dev, kbv_eq_t eq, uint64_t user_data, kbv
                             });
                           })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_pd_dealloc(kbv_pd_t pd, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_pd_dealloc(kbv_pd_t pd, kbv_eq_t eq, uint64_t user_data) try {
   return destroy_kind<PdImpl>(pd, Kind::kPd, eq, user_data);
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 // ---- MR -----------------------------------------------------------------------------
 
 kbv_status_t kbv_mr_reg(kbv_pd_t pd, void* addr, size_t length, uint32_t access, kbv_eq_t eq,
-                        uint64_t user_data, kbv_mr_t* out) {
+                        uint64_t user_data, kbv_mr_t* out) try {
   if (!out) return KBV_ERR_INVALID_ARGUMENT;
   *out = 0;
   Status st;
@@ -212,25 +217,31 @@ kbv_status_t kbv_mr_reg(kbv_pd_t pd, void* addr, size_t length, uint32_t access,
                    });
              })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_mr_dereg(kbv_mr_t mr, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_mr_dereg(kbv_mr_t mr, kbv_eq_t eq, uint64_t user_data) try {
   return destroy_kind<v::MrImpl>(mr, Kind::kMr, eq, user_data);
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_mr_get_keys(kbv_mr_t mr, uint32_t* lkey, uint32_t* rkey) {
+kbv_status_t kbv_mr_get_keys(kbv_mr_t mr, uint32_t* lkey, uint32_t* rkey) try {
   auto m = v::lookup_as<v::MrImpl>(mr, Kind::kMr);
   if (!m) return KBV_ERR_INVALID_HANDLE;
   if (!m->ready()) return KBV_ERR_INVALID_STATE;
   if (lkey) *lkey = m->mr->lkey();
   if (rkey) *rkey = m->mr->rkey();
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 // ---- CQ -----------------------------------------------------------------------------
 
 kbv_status_t kbv_cq_create(kbv_device_t dev, const kbv_cq_attr_t* attr, kbv_eq_t eq,
-                           uint64_t user_data, kbv_cq_t* out) {
+                           uint64_t user_data, kbv_cq_t* out) try {
   if (!out || !attr || attr->cqe == 0) return KBV_ERR_INVALID_ARGUMENT;
   *out = 0;
   Status st;
@@ -262,22 +273,29 @@ kbv_status_t kbv_cq_create(kbv_device_t dev, const kbv_cq_attr_t* attr, kbv_eq_t
                    Status s = raw->cq->destroy([raw](Status x) { v::destroyed(*raw, x); });
                    if (s.is_error()) v::destroyed(*raw, s);
                  };
-                 Status ps = c->rebuild_poller();
+                 Status ps;
+                 try {  // runs in a command callback: nothing may escape
+                   ps = c->rebuild_poller();
+                   if (ps.is_ok()) c->dev->cqs[cqn] = c;
+                 } catch (...) {
+                   ps = kbv::abi_exception_status();
+                 }
                  if (!ps.is_ok()) {
-                   // Never expected: the ring was just created. Destroy it.
+                   // No memory for the poller or the table: destroy the CQ.
                    (void)v::EventQueue::complete(t, ps, c->handle(), 0);
                    c->state.store(v::State::kReady);
                    v::close_internal(c);
                    return;
                  }
-                 c->dev->cqs[cqn] = c;
                  v::created(c, t, cqn);
                });
              })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_cq_resize(kbv_cq_t cq, uint32_t cqe, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_cq_resize(kbv_cq_t cq, uint32_t cqe, kbv_eq_t eq, uint64_t user_data) try {
   Status st;
   auto c = ready_object<CqImpl>(cq, Kind::kCq, &st);
   if (!c) return st.code();
@@ -300,13 +318,17 @@ kbv_status_t kbv_cq_resize(kbv_cq_t cq, uint32_t cqe, kbv_eq_t eq, uint64_t user
                                });
   if (!*started) c->resizing = false;  // no callback will run
   return r.code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_cq_destroy(kbv_cq_t cq, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_cq_destroy(kbv_cq_t cq, kbv_eq_t eq, uint64_t user_data) try {
   return destroy_kind<CqImpl>(cq, Kind::kCq, eq, user_data);
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_cq_arm(kbv_cq_t cq, int solicited_only, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_cq_arm(kbv_cq_t cq, int solicited_only, kbv_eq_t eq, uint64_t user_data) try {
   Status st;
   auto c = ready_object<CqImpl>(cq, Kind::kCq, &st);
   if (!c) return st.code();
@@ -318,12 +340,14 @@ kbv_status_t kbv_cq_arm(kbv_cq_t cq, int solicited_only, kbv_eq_t eq, uint64_t u
   c->cq->arm(solicited_only != 0);
   c->dev->kick_progress();  // a progress thread backing off polls again now
   return KBV_PENDING;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 // ---- SRQ ----------------------------------------------------------------------------
 
 kbv_status_t kbv_srq_create(kbv_pd_t pd, const kbv_srq_attr_t* attr, kbv_eq_t eq,
-                            uint64_t user_data, kbv_srq_t* out) {
+                            uint64_t user_data, kbv_srq_t* out) try {
   if (!out || !attr || attr->max_wr == 0 || attr->max_sge == 0) return KBV_ERR_INVALID_ARGUMENT;
   *out = 0;
   Status st;
@@ -368,9 +392,11 @@ kbv_status_t kbv_srq_create(kbv_pd_t pd, const kbv_srq_attr_t* attr, kbv_eq_t eq
                    });
              })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_srq_arm(kbv_srq_t srq, uint32_t limit, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_srq_arm(kbv_srq_t srq, uint32_t limit, kbv_eq_t eq, uint64_t user_data) try {
   Status st;
   auto s = ready_object<v::SrqImpl>(srq, Kind::kSrq, &st);
   if (!s) return st.code();
@@ -382,16 +408,20 @@ kbv_status_t kbv_srq_arm(kbv_srq_t srq, uint32_t limit, kbv_eq_t eq, uint64_t us
                              });
                            })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_srq_destroy(kbv_srq_t srq, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_srq_destroy(kbv_srq_t srq, kbv_eq_t eq, uint64_t user_data) try {
   return destroy_kind<v::SrqImpl>(srq, Kind::kSrq, eq, user_data);
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 // ---- AH -----------------------------------------------------------------------------
 
 kbv_status_t kbv_ah_create(kbv_pd_t pd, const kbv_ah_attr_t* attr, kbv_eq_t eq, uint64_t user_data,
-                           kbv_ah_t* out) {
+                           kbv_ah_t* out) try {
   if (!out || !attr) return KBV_ERR_INVALID_ARGUMENT;
   *out = 0;
   Status st;
@@ -425,10 +455,14 @@ kbv_status_t kbv_ah_create(kbv_pd_t pd, const kbv_ah_attr_t* attr, kbv_eq_t eq, 
                             return KBV_SUCCESS;
                           })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_ah_destroy(kbv_ah_t ah, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_ah_destroy(kbv_ah_t ah, kbv_eq_t eq, uint64_t user_data) try {
   return destroy_kind<v::AhImpl>(ah, Kind::kAh, eq, user_data);
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 }  // extern "C"

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "common/abi_guard.hpp"
 #include "common/log.hpp"
 #include "hca/prm/uar.hpp"
 #include "verbs/objects.hpp"
@@ -296,7 +297,7 @@ void push_attach(const std::shared_ptr<QpImpl>& q, bool attach) {
 extern "C" {
 
 kbv_status_t kbv_qp_create(kbv_pd_t pd, const kbv_qp_init_attr_t* attr, kbv_eq_t eq,
-                           uint64_t user_data, kbv_qp_t* out) {
+                           uint64_t user_data, kbv_qp_t* out) try {
   if (!out || !attr) return KBV_ERR_INVALID_ARGUMENT;
   *out = 0;
   auto p = v::lookup_as<v::PdImpl>(pd, Kind::kPd);
@@ -395,25 +396,31 @@ kbv_status_t kbv_qp_create(kbv_pd_t pd, const kbv_qp_init_attr_t* attr, kbv_eq_t
                                 });
                           })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_qp_destroy(kbv_qp_t qp, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_qp_destroy(kbv_qp_t qp, kbv_eq_t eq, uint64_t user_data) try {
   auto q = v::lookup(qp, Kind::kQp);
   if (!q) return KBV_ERR_INVALID_HANDLE;
   return v::close_object(q, eq, user_data).code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_qp_get_num(kbv_qp_t qp, uint32_t* qpn) {
+kbv_status_t kbv_qp_get_num(kbv_qp_t qp, uint32_t* qpn) try {
   if (!qpn) return KBV_ERR_INVALID_ARGUMENT;
   auto q = v::lookup_as<QpImpl>(qp, Kind::kQp);
   if (!q) return KBV_ERR_INVALID_HANDLE;
   if (!q->ready()) return KBV_ERR_INVALID_STATE;
   *qpn = q->qp->qpn();
   return KBV_SUCCESS;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 kbv_status_t kbv_qp_modify(kbv_qp_t qp, const kbv_qp_attr_t* attr, uint32_t attr_mask, kbv_eq_t eq,
-                           uint64_t user_data) {
+                           uint64_t user_data) try {
   Status st;
   auto q = ready_qp(qp, &st);
   if (!q) return st.code();
@@ -476,9 +483,11 @@ kbv_status_t kbv_qp_modify(kbv_qp_t qp, const kbv_qp_attr_t* attr, uint32_t attr
     q->acc = saved;
   }
   return r.code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
-kbv_status_t kbv_qp_query(kbv_qp_t qp, kbv_qp_attr_t* out, kbv_eq_t eq, uint64_t user_data) {
+kbv_status_t kbv_qp_query(kbv_qp_t qp, kbv_qp_attr_t* out, kbv_eq_t eq, uint64_t user_data) try {
   Status st;
   auto q = ready_qp(qp, &st);
   if (!q) return st.code();
@@ -499,6 +508,8 @@ kbv_status_t kbv_qp_query(kbv_qp_t qp, kbv_qp_attr_t* out, kbv_eq_t eq, uint64_t
                              });
                            })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 static kbv_status_t mcast(kbv_qp_t qp, const uint8_t gid[16], kbv_eq_t eq, uint64_t user_data,
@@ -522,13 +533,17 @@ static kbv_status_t mcast(kbv_qp_t qp, const uint8_t gid[16], kbv_eq_t eq, uint6
 }
 
 kbv_status_t kbv_qp_attach_mcast(kbv_qp_t qp, const uint8_t gid[16], kbv_eq_t eq,
-                                 uint64_t user_data) {
+                                 uint64_t user_data) try {
   return mcast(qp, gid, eq, user_data, true);
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 kbv_status_t kbv_qp_detach_mcast(kbv_qp_t qp, const uint8_t gid[16], kbv_eq_t eq,
-                                 uint64_t user_data) {
+                                 uint64_t user_data) try {
   return mcast(qp, gid, eq, user_data, false);
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 }  // extern "C"

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/abi_guard.hpp"
 #include "hca/cmd/vport.hpp"
 #include "hca/prm/hca_cap.hpp"
 #include "hca/prm/init_seg.hpp"
@@ -142,7 +143,7 @@ using kbv::Status;
 extern "C" {
 
 kbv_status_t kbv_device_query(kbv_device_t dev, kbv_device_attr_t* out, kbv_eq_t eq,
-                              uint64_t user_data) {
+                              uint64_t user_data) try {
   auto d = v::lookup_as<v::DeviceImpl>(dev, v::Kind::kDevice);
   if (!d) return KBV_ERR_INVALID_HANDLE;
   if (!out) return KBV_ERR_INVALID_ARGUMENT;
@@ -163,10 +164,12 @@ kbv_status_t kbv_device_query(kbv_device_t dev, kbv_device_attr_t* out, kbv_eq_t
                                  });
                            })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 kbv_status_t kbv_port_query(kbv_device_t dev, uint32_t port, kbv_port_attr_t* out, kbv_eq_t eq,
-                            uint64_t user_data) {
+                            uint64_t user_data) try {
   auto d = v::lookup_as<v::DeviceImpl>(dev, v::Kind::kDevice);
   if (!d) return KBV_ERR_INVALID_HANDLE;
   if (!out) return KBV_ERR_INVALID_ARGUMENT;
@@ -214,6 +217,8 @@ kbv_status_t kbv_port_query(kbv_device_t dev, uint32_t port, kbv_port_attr_t* ou
                return KBV_PENDING;
              })
       .code();
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 }  // extern "C"

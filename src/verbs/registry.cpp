@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/abi_guard.hpp"
 #include "common/log.hpp"
 #include "verbs/fast_table.hpp"
 #include "verbs/objects.hpp"
@@ -58,7 +59,13 @@ void mark_closing(Base& b) {
 }
 
 void global_progress() {
-  for (auto& d : devices_snapshot()) (void)d->progress();
+  std::vector<std::shared_ptr<DeviceImpl>> devs;
+  try {
+    devs = devices_snapshot();
+  } catch (...) {
+    return;  // no memory for the list: the next poll drives the devices
+  }
+  for (auto& d : devs) (void)d->progress();
 }
 
 }  // namespace
@@ -68,12 +75,15 @@ std::shared_ptr<Object> register_object(const std::shared_ptr<Base>& impl) {
   Base* raw = impl.get();
   auto obj = Object::create_deferred([raw] { start_final(raw); });
   if (!obj) return nullptr;
-  impl->obj = obj;
   Registry& r = reg();
-  {
+  try {
     std::lock_guard lk(r.mu);
     r.by_handle[obj->handle()] = impl;
+  } catch (...) {
+    obj->finish_final();  // the handle goes again; nothing else refers to it
+    throw;
   }
+  impl->obj = obj;
   if (is_fast_kind(impl->kind) && !fast_handles().put(obj->handle(), raw)) {
     log::error(kLog, "fast handle table: no room for {:#x}", obj->handle());
   }
@@ -198,16 +208,30 @@ Status create_object(const std::shared_ptr<Base>& impl,
       return KBV_ERR_INVALID_HANDLE;
     }
   }
-  impl->parents = parents;
-  auto obj = register_object(impl);
+  std::shared_ptr<Object> obj;
+  kbv_status_t fail = KBV_ERR_NO_RESOURCES;
+  try {
+    impl->parents = parents;
+    obj = register_object(impl);
+  } catch (...) {  // allocation failure: nothing registered (abi_guard.hpp)
+    fail = abi_exception_status();
+    obj.reset();
+  }
   if (!obj) {
     for (auto& p : parents) p->obj->release();
     impl->parents.clear();
-    return KBV_ERR_NO_RESOURCES;
+    return fail;
   }
   for (auto& p : parents) p->open_children.fetch_add(1, std::memory_order_acq_rel);
   *out = obj->handle();
-  Status st = submit_control(*impl->dev, obj.get(), eq, user_data, start);
+  Status st;
+  try {
+    st = submit_control(*impl->dev, obj.get(), eq, user_data, start);
+  } catch (...) {
+    // Only what precedes a submission throws out of submit_control (its
+    // start and its wait catch their own): the create was never submitted.
+    st = abi_exception_status();
+  }
   if (st.is_error()) {
     std::lock_guard lk(impl->dev->mu);
     // Submission failed (no callback will come) or the synchronous create
@@ -232,13 +256,25 @@ void set_last_fw_error(Status st) {
 Status submit_control(DeviceImpl& dev, Object* about, kbv_eq_t eq, uint64_t user_data,
                       const StartFn& start) {
   auto run = [&](const std::shared_ptr<EventQueue>& q, uint64_t ud) -> Status {
-    Result<Ticket> t =
-        about ? about->begin(q, ud, KBV_EVENT_REQUEST) : q->begin(ud, KBV_EVENT_REQUEST, 0);
+    Result<Ticket> t = [&]() -> Result<Ticket> {
+      try {
+        return about ? about->begin(q, ud, KBV_EVENT_REQUEST) : q->begin(ud, KBV_EVENT_REQUEST, 0);
+      } catch (...) {  // nothing begun (abi_guard.hpp)
+        return Status{abi_exception_status()};
+      }
+    }();
     if (!t) return t.status();
     Status s;
     {
       std::lock_guard lk(dev.mu);
-      s = start(*t);
+      // An exception from start() (allocation failure while building the
+      // command) means nothing was submitted: no callback will come, the
+      // request is abandoned like any other submission error.
+      try {
+        s = start(*t);
+      } catch (...) {
+        s = abi_exception_status();
+      }
     }
     if (s.is_error()) {
       (void)EventQueue::abandon(*t);
@@ -330,12 +366,14 @@ void kbv_last_fw_error(uint8_t* fw_status, uint32_t* syndrome) {
   if (syndrome) *syndrome = kbv::verbs::t_syndrome;
 }
 
-kbv_status_t kbv_cancel_object(uint64_t object, uint32_t* cancelled) {
+kbv_status_t kbv_cancel_object(uint64_t object, uint32_t* cancelled) try {
   auto o = kbv::verbs::Object::from_handle(object);
   if (!o) return KBV_ERR_INVALID_HANDLE;
   uint32_t n = o->cancel_requests();
   if (cancelled) *cancelled = n;
   return n ? KBV_SUCCESS : KBV_ERR_NOT_FOUND;
+} catch (...) {
+  return kbv::abi_exception_status();
 }
 
 }  // extern "C"

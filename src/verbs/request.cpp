@@ -5,6 +5,7 @@
 
 #include <new>
 
+#include "common/abi_guard.hpp"
 #include "common/log.hpp"
 
 namespace kbv::verbs {
@@ -258,7 +259,11 @@ Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress)
       if (!reuse) return;
       t_busy = false;
       kbv_event_t stale;
-      if (eq->in_flight() != 0 || eq->poll(&stale, 1) != 0) t_eq.reset();
+      try {  // a destructor: nothing may leave it (polling drives devices)
+        if (eq->in_flight() != 0 || eq->poll(&stale, 1) != 0) t_eq.reset();
+      } catch (...) {
+        t_eq.reset();
+      }
     }
   } done{reuse, eq};
   constexpr uint64_t kUserData = 1;
@@ -272,8 +277,16 @@ Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress)
   if (!st.is_pending()) return st.is_error() ? st : Status{KBV_ERR_INTERNAL};
   for (;;) {
     kbv_event_t ev;
-    if (eq->poll(&ev, 1) == 1) return ev;
-    Status p = progress(eq->fd());
+    Status p;
+    try {
+      if (eq->poll(&ev, 1) == 1) return ev;
+      p = progress(eq->fd());
+    } catch (...) {
+      // Allocation failure while driving the device: the request is
+      // cancelled like one whose wait failed (its late completion then
+      // undoes what it created, kbv.h "Cancellation").
+      p = abi_exception_status();
+    }
     if (p.is_error()) {
       (void)eq->cancel(kUserData);
       return p;

@@ -100,17 +100,23 @@ Status Cq::create(Hca& hca, const CqConfig& cfg, cmd::Done<std::unique_ptr<Cq>> 
   a.cq_max_count = cfg.cq_max_count;
   a.cq_period_mode = cfg.cq_period_mode;
   Cq* raw = cq.release();
-  Status s = cmd::create_cq(hca.cmdq(), a, [raw, done](Result<uint32_t> r) {
-    std::unique_ptr<Cq> c(raw);
-    if (!r) {
-      done(r.status());
-      return;
-    }
-    c->cqn_ = *r;
-    c->alive_ = true;
-    log::debug(kLog, "cq {:#x}: {} CQEs on eq {}", c->cqn_, c->ncqe(), c->c_eqn_);
-    done(std::move(c));
-  });
+  Status s;
+  try {
+    s = cmd::create_cq(hca.cmdq(), a, [raw, done](Result<uint32_t> r) {
+      std::unique_ptr<Cq> c(raw);
+      if (!r) {
+        done(r.status());
+        return;
+      }
+      c->cqn_ = *r;
+      c->alive_ = true;
+      log::debug(kLog, "cq {:#x}: {} CQEs on eq {}", c->cqn_, c->ncqe(), c->c_eqn_);
+      done(std::move(c));
+    });
+  } catch (...) {  // allocation failure: nothing was submitted
+    delete raw;
+    throw;
+  }
   if (s != KBV_PENDING) delete raw;
   return s;
 }

@@ -51,17 +51,23 @@ Status Mr::create(Hca& hca, platform::DmaContext& dma, uint32_t pd, void* addr, 
   a.mtt_rd_en = true;
   a.mtt_wr_en = true;  // page present (MLX5_IB_MTT_PRESENT); rights are the key's
   Mr* raw = mr.release();
-  Status s = cmd::create_mkey(hca.cmdq(), a, [raw, done](Result<uint32_t> r) {
-    std::unique_ptr<Mr> m(raw);
-    if (!r) {
-      done(r.status());  // ~Mr unmaps the registration
-      return;
-    }
-    m->mkey_ = *r;
-    m->alive_ = true;
-    log::debug(kLog, "mr key {:#x}: {} bytes at iova {:#x}", m->mkey_, m->length(), m->iova());
-    done(std::move(m));
-  });
+  Status s;
+  try {
+    s = cmd::create_mkey(hca.cmdq(), a, [raw, done](Result<uint32_t> r) {
+      std::unique_ptr<Mr> m(raw);
+      if (!r) {
+        done(r.status());  // ~Mr unmaps the registration
+        return;
+      }
+      m->mkey_ = *r;
+      m->alive_ = true;
+      log::debug(kLog, "mr key {:#x}: {} bytes at iova {:#x}", m->mkey_, m->length(), m->iova());
+      done(std::move(m));
+    });
+  } catch (...) {  // allocation failure: nothing was submitted
+    delete raw;
+    throw;
+  }
   if (s != KBV_PENDING) delete raw;
   return s;
 }

@@ -120,18 +120,24 @@ Status Qp::create(Hca& hca, const QpConfig& cfg, cmd::Done<std::unique_ptr<Qp>> 
   a.user_index = cfg.user_index;
   a.log_msg_max = caps.log_max_msg;
   Qp* raw = qp.release();
-  Status s = cmd::create_qp(hca.cmdq(), a, [raw, done](Result<uint32_t> r) {
-    std::unique_ptr<Qp> q(raw);
-    if (!r) {
-      done(r.status());
-      return;
-    }
-    q->qpn_ = *r;
-    q->alive_ = true;
-    log::debug(kLog, "qp {:#x} st {}: sq {} blocks, rq {} x {} B", q->qpn_, q->st_, q->sq_blocks(),
-               q->rq_wqes(), q->rq_stride());
-    done(std::move(q));
-  });
+  Status s;
+  try {
+    s = cmd::create_qp(hca.cmdq(), a, [raw, done](Result<uint32_t> r) {
+      std::unique_ptr<Qp> q(raw);
+      if (!r) {
+        done(r.status());
+        return;
+      }
+      q->qpn_ = *r;
+      q->alive_ = true;
+      log::debug(kLog, "qp {:#x} st {}: sq {} blocks, rq {} x {} B", q->qpn_, q->st_,
+                 q->sq_blocks(), q->rq_wqes(), q->rq_stride());
+      done(std::move(q));
+    });
+  } catch (...) {  // allocation failure: nothing was submitted
+    delete raw;
+    throw;
+  }
   if (s != KBV_PENDING) delete raw;
   return s;
 }

@@ -36,17 +36,23 @@ Status Srq::create(Hca& hca, const SrqConfig& cfg, cmd::Done<std::unique_ptr<Srq
   a.dbr_addr = srq->mem_.dbrec_iova();
   a.pas = srq->mem_.pas();
   Srq* raw = srq.release();
-  Status s = cmd::create_srq(hca.cmdq(), a, [raw, done](Result<uint32_t> r) {
-    std::unique_ptr<Srq> q(raw);
-    if (!r) {
-      done(r.status());
-      return;
-    }
-    q->srqn_ = *r;
-    q->alive_ = true;
-    log::debug(kLog, "srq {:#x}: {} WQEs of {} bytes", q->srqn_, q->nwqe(), q->stride());
-    done(std::move(q));
-  });
+  Status s;
+  try {
+    s = cmd::create_srq(hca.cmdq(), a, [raw, done](Result<uint32_t> r) {
+      std::unique_ptr<Srq> q(raw);
+      if (!r) {
+        done(r.status());
+        return;
+      }
+      q->srqn_ = *r;
+      q->alive_ = true;
+      log::debug(kLog, "srq {:#x}: {} WQEs of {} bytes", q->srqn_, q->nwqe(), q->stride());
+      done(std::move(q));
+    });
+  } catch (...) {  // allocation failure: nothing was submitted
+    delete raw;
+    throw;
+  }
   if (s != KBV_PENDING) delete raw;
   return s;
 }
