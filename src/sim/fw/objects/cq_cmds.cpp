@@ -27,9 +27,9 @@
 // the PRM's "bad size: too many outstanding CQEs").
 // DESTROY_CQ of a CQ that a QP (send or receive) or an SRQ uses: RES_BUSY.
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/umem.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 #include <cstring>
 

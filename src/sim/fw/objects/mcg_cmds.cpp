@@ -19,8 +19,8 @@
 #include "hca/prm/mcg.hpp"
 
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 #include <algorithm>
 

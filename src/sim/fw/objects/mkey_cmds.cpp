@@ -29,8 +29,8 @@
 #include "hca/prm/mkey.hpp"
 
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -13,8 +13,8 @@
 #include "hca/prm/pd.hpp"
 
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 namespace kbv::sim::fw {
 

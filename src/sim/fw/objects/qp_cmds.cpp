@@ -43,9 +43,9 @@
 
 #include "sim/fw/objects/objects.hpp"
 #include "sim/fw/objects/qp_decode.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/umem.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 #include <cstring>
 

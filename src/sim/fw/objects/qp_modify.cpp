@@ -42,8 +42,8 @@
 
 #include "sim/fw/objects/objects.hpp"
 #include "sim/fw/objects/qp_decode.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 #include <algorithm>
 

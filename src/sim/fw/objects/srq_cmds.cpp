@@ -21,8 +21,8 @@
 // event (the data-path engine raises it and disarms).
 // DESTROY_SRQ of an SRQ a QP receives from: RES_BUSY.
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 #include <cstring>
 

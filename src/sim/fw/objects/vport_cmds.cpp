@@ -33,8 +33,8 @@
 #include "hca/prm/vport.hpp"
 
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/util.hpp"
+#include "sim/fw/syndromes.hpp"
 
 #include <algorithm>
 

@@ -21,8 +21,8 @@
 #include "hca/prm/uar.hpp"
 #include "hca/prm/vport.hpp"
 #include "sim/fw/objects/objects.hpp"
-#include "sim/fw/syndromes.hpp"
 #include "sim/fw/objects/tables.hpp"
+#include "sim/fw/syndromes.hpp"
 
 #include <gtest/gtest.h>
 
