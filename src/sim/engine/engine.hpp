@@ -6,13 +6,21 @@
 //
 // Threading model (decided here): the engine runs ON the firmware thread.
 // The firmware's epoll loop also sleeps on the port's UDP socket and on the
-// engine's nearest deadline (Firmware::add_wait_fd / set_loop_hook), so the
-// object tables stay single-threaded: commands (modify / destroy QP) and
-// packet execution are serialised as on silicon. The UAR write listener,
-// called on the driver's thread, only records the doorbell (under a small
-// mutex) and wakes the loop through the firmware's eventfd (only when the
-// loop sleeps: an awake loop just runs another pass). Idle = asleep in
-// epoll: nothing polls faster than the nearest retransmit / RNR timer.
+// engine's timerfd (its nearest deadline: ack timeout, RNR wait; armed
+// lazily, see Engine::arm) through Firmware::add_wait_fd / set_loop_hook, so
+// the object tables stay single-threaded: commands (modify / destroy QP) and
+// packet execution are serialised as on silicon. Idle = asleep in epoll:
+// nothing polls faster than the nearest retransmit / RNR timer.
+//
+// Doorbells on the ringing thread (issue 14): the UAR write listener,
+// called on the driver's thread, records the doorbell (under a small
+// mutex); then, if the firmware loop is idle (asleep in epoll_wait, its
+// pass lock free: Firmware::run_if_idle), it executes the recorded
+// doorbells itself, under that lock (Transport::run_doorbells: CQ arms, SQ
+// WQEs, the transmit flush) — the packet leaves without waking the engine
+// thread. A busy loop is only notified (its eventfd is written only when it
+// sleeps) and takes the doorbell, with all others rung meanwhile, in its
+// next pass, so doorbells rung during a pass are still batched.
 //
 // Under load (issue 14; transport.hpp "Link-level flow control"): per pass
 // the engine touches only the QPs with work — doorbells rung, packets
@@ -129,8 +137,14 @@ class Engine {
  private:
   Engine() = default;
   void on_uar_write(uint64_t offset, uint64_t value, unsigned width);
+  static void doorbell_pass(void* self);  // Firmware::run_if_idle callback
+  // Arms tfd_ for `due` if earlier than what it holds (under the pass
+  // exclusion: the loop hook or doorbell_pass).
+  void arm(std::chrono::steady_clock::time_point due);
 
   fw::Firmware* fw_ = nullptr;
+  int tfd_ = -1;  // timerfd (CLOCK_MONOTONIC, absolute): the engine's next deadline
+  std::chrono::steady_clock::time_point armed_ = std::chrono::steady_clock::time_point::max();
   uint32_t ip_ = 0;
   std::unique_ptr<Transport> transport_;
 };

@@ -8,7 +8,12 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include <sys/timerfd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace kbv::sim::engine {
 
@@ -28,18 +33,60 @@ Result<std::unique_ptr<Engine>> Engine::create(fw::Firmware& fw, std::unique_ptr
   e->fw_ = &fw;
   e->ip_ = port->ip();
   e->transport_ = std::make_unique<Transport>(fw.context(), std::move(port));
+  e->tfd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (e->tfd_ < 0) return Status::from_errno(errno);
   if (Status s = fw.add_wait_fd(e->transport_->fd()); !s.is_ok()) return s;
+  if (Status s = fw.add_wait_fd(e->tfd_); !s.is_ok()) return s;
   Engine* self = e.get();
   fw.set_uar_write_listener(
       [self](uint64_t off, uint64_t v, unsigned w) { self->on_uar_write(off, v, w); });
+  fw.set_loop_hook([self] {
+    if (self->fw_->fd_ready(self->tfd_)) {
+      uint64_t v;
+      ssize_t r = ::read(self->tfd_, &v, sizeof v);
+      (void)r;
+      self->armed_ = Clock::time_point::max();
+    }
+    Transport& t = *self->transport_;
+    self->arm(t.run(self->fw_->fd_ready(t.fd())));
+    return Clock::time_point::max();  // the engine's own timerfd wakes the loop
+  });
   Transport* t = e->transport_.get();
-  fw::Firmware* f = &fw;
-  fw.set_loop_hook([t, f] { return t->run(f->fd_ready(t->fd())); });
   fw.context().set_wire_counters([t] { return t->wire_counters(); });
   return e;
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  if (tfd_ >= 0) ::close(tfd_);
+}
+
+void Engine::arm(Clock::time_point due) {
+  if (due == armed_) return;
+  // A later (or no) deadline: an expiry armed more than kLazyRearm ahead
+  // stays (it wakes one pass, which finds nothing due and re-arms), so the
+  // ack timeout of a busy QP costs no system call per packet; one due
+  // sooner is moved (a held ACK that left early must not wake the loop).
+  constexpr auto kLazyRearm = std::chrono::milliseconds(1);
+  if (due > armed_ && armed_ - Clock::now() > kLazyRearm) return;
+  itimerspec its{};  // zero: disarmed
+  if (due != Clock::time_point::max()) {
+    const auto ns = std::max<int64_t>(
+        1, std::chrono::duration_cast<std::chrono::nanoseconds>(due.time_since_epoch()).count());
+    its.it_value.tv_sec = static_cast<time_t>(ns / 1000000000);
+    its.it_value.tv_nsec = static_cast<long>(ns % 1000000000);
+  }
+  if (::timerfd_settime(tfd_, TFD_TIMER_ABSTIME, &its, nullptr) == 0) {
+    armed_ = due;
+  } else {
+    log::error(kLog, "timerfd_settime: {}", std::strerror(errno));
+    fw_->notify();  // the loop runs again: the deadline is polled, not lost
+  }
+}
+
+void Engine::doorbell_pass(void* self) {
+  Engine* e = static_cast<Engine*>(self);
+  e->arm(e->transport_->run_doorbells());
+}
 
 void Engine::on_uar_write(uint64_t offset, uint64_t value, unsigned width) {
   // UAR page registers (hca/prm/uar.hpp, docs/PRM.md "Data path").
@@ -49,15 +96,16 @@ void Engine::on_uar_write(uint64_t offset, uint64_t value, unsigned width) {
     // be64toh of the stored bytes: high = arm word, low = cqn (engine/cqe.hpp).
     transport_->record_cq(static_cast<uint32_t>(value) & 0xFFFFFF,
                           static_cast<uint32_t>(value >> 32));
-    fw_->notify();
-    return;
-  }
-  if (in_page >= prm::kUarBlueflameOff &&
-      (in_page - prm::kUarBlueflameOff) % prm::uar_bf_half_size(kLogBfRegSize) == 0) {
+  } else if (in_page >= prm::kUarBlueflameOff &&
+             (in_page - prm::kUarBlueflameOff) % prm::uar_bf_half_size(kLogBfRegSize) == 0) {
     // The first 8 bytes of a control segment: opmod_idx_opcode, qpn_ds.
     transport_->record_sq(static_cast<uint32_t>(value >> 8) & 0xFFFFFF);
-    fw_->notify();
+  } else {
+    return;
   }
+  // Executed here when the firmware loop is idle; a busy loop takes it
+  // (with whatever else was rung meanwhile) in its next pass.
+  if (!fw_->run_if_idle(&Engine::doorbell_pass, this)) fw_->notify();
 }
 
 EngineStats Engine::stats() const {
@@ -116,15 +164,47 @@ Transport::Transport(fw::FwContext& ctx, std::unique_ptr<wire::Port> port)
       std::clamp<uint64_t>(rcvbuf / 2 / kDatagramTruesize, kMinInFlight, kMaxInFlight));
 }
 
-Clock::time_point Transport::run(bool rx_ready) {
+bool Transport::take_doorbells() {
   {
     std::lock_guard lock(doorbell_mu_);
     sq_work_.swap(sq_db_);
     cq_work_.swap(cq_db_);
   }
-  if (!ctx_.hca().initialized) {
-    sq_work_.clear();
-    cq_work_.clear();
+  if (ctx_.hca().initialized) return true;
+  sq_work_.clear();
+  cq_work_.clear();
+  return false;
+}
+
+void Transport::execute_doorbells() {
+  fw::ObjectTables& t = tables();
+  EqCqEvents sink(ctx_.eqs());
+  for (auto [cqn, word] : cq_work_) {
+    fw::Cq* cq = t.cq(cqn);
+    if (cq == nullptr) continue;
+    (void)arm_cq(*cq, cq_notify(*cq), word, sink);
+  }
+  cq_work_.clear();
+  for (uint32_t qpn : sq_work_)
+    if (fw::Qp* q = t.qp(qpn)) pump(*q);
+  sq_work_.clear();
+}
+
+Clock::time_point Transport::finish_pass() {
+  (void)port_->flush_faults();
+  (void)port_->flush_tx();
+  publish_port_counters();
+  return timers_.empty() ? Clock::time_point::max() : timers_.top().at;
+}
+
+Clock::time_point Transport::run_doorbells() {
+  if (!take_doorbells()) return Clock::time_point::max();
+  execute_doorbells();
+  return finish_pass();
+}
+
+Clock::time_point Transport::run(bool rx_ready) {
+  if (!take_doorbells()) {
     // Drain the socket: nothing can receive before INIT_HCA.
     if (rx_ready) (void)port_->poll(rx_);
     return Clock::time_point::max();
@@ -139,16 +219,7 @@ Clock::time_point Transport::run(bool rx_ready) {
       if (fw::Qp* q = t.qp(qpn); q != nullptr && q->state == qs::kErr)
         on_error_state(*q, dp(*q), start);
   }
-  EqCqEvents sink(ctx_.eqs());
-  for (auto [cqn, word] : cq_work_) {
-    fw::Cq* cq = t.cq(cqn);
-    if (cq == nullptr) continue;
-    (void)arm_cq(*cq, cq_notify(*cq), word, sink);
-  }
-  cq_work_.clear();
-  for (uint32_t qpn : sq_work_)
-    if (fw::Qp* q = t.qp(qpn)) pump(*q);
-  sq_work_.clear();
+  execute_doorbells();
 
   // Received packets, in bounded batches (the socket stays readable for the
   // next pass when more are waiting); only when epoll said the socket is
@@ -201,10 +272,7 @@ Clock::time_point Transport::run(bool rx_ready) {
     schedule(*q, d);
   }
   resume_waiting();
-  (void)port_->flush_faults();
-  (void)port_->flush_tx();
-  publish_port_counters();
-  return timers_.empty() ? Clock::time_point::max() : timers_.top().at;
+  return finish_pass();
 }
 
 void Transport::on_error_state(fw::Qp& q, QpDp& d, Clock::time_point now) {

@@ -148,6 +148,10 @@ class Transport {
   // Firmware thread: one loop pass; returns the next deadline. rx_ready:
   // epoll reported the port's socket readable.
   Clock::time_point run(bool rx_ready = true);
+  // The doorbells recorded so far only (CQ arms, SQ pumps), then the
+  // transmit flush; returns the next deadline. Under the same exclusion as
+  // run() (Firmware::run_if_idle, on the thread that rang the doorbell).
+  Clock::time_point run_doorbells();
 
   // ---- scheduling (transport.cpp) ----
   // Link-level flow control: the model's wire is a UDP socket that drops
@@ -231,6 +235,12 @@ class Transport {
                 uint32_t flags_rqpn);
 
   void publish_port_counters();
+  // run() / run_doorbells() pieces: take the recorded doorbells (false:
+  // HCA not initialised, dropped), execute them, flush and return the next
+  // deadline.
+  bool take_doorbells();
+  void execute_doorbells();
+  Clock::time_point finish_pass();
 
   fw::FwContext& ctx_;
   std::unique_ptr<wire::Port> port_;

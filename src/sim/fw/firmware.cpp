@@ -246,6 +246,13 @@ void Firmware::wake() {
   (void)r;  // EAGAIN: the counter is saturated, the thread is awake anyway
 }
 
+bool Firmware::run_if_idle(void (*fn)(void*), void* arg) {
+  std::unique_lock lock(pass_mu_, std::try_to_lock);
+  if (!lock.owns_lock() || !loop_alive_) return false;
+  fn(arg);
+  return true;
+}
+
 void Firmware::on_bar0_write(uint64_t offset, uint64_t value, unsigned width) {
   if (offset == prm::init_seg::kCmdDbellOff) {
     // The bits name the rung slots (CPU order, platform/sys.hpp MmioTrap).
@@ -517,10 +524,14 @@ void Firmware::run() {
   // CAP_SYS_NICE (or RLIMIT_NICE); without it the thread stays as it is.
   if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kThreadNice) != 0)
     log::debug(kLog, "setpriority({}): {}", kThreadNice, std::strerror(errno));
-  std::array<epoll_event, 4> evs{};
+  std::array<epoll_event, 8> evs{};
   // Not a count wake_seq_ can hold yet: the first pass runs without
   // sleeping (a doorbell may have been rung before this thread started).
   uint64_t seen_seq = wake_seq_.load(std::memory_order_seq_cst) - 1;
+  // Each pass holds pass_mu_; it is released only around epoll_wait (and
+  // at exit), when run_if_idle() may run a doorbell on another thread.
+  std::unique_lock pass(pass_mu_);
+  loop_alive_ = true;
   while (!stop_.load(std::memory_order_acquire)) {
     auto now = Clock::now();
     int timeout_ms = -1;
@@ -538,7 +549,9 @@ void Firmware::run() {
     }
     sleeping_.store(true, std::memory_order_seq_cst);
     if (wake_seq_.load(std::memory_order_seq_cst) != seen_seq) timeout_ms = 0;  // woken meanwhile
+    pass.unlock();
     const int n = ::epoll_wait(epfd_, evs.data(), static_cast<int>(evs.size()), timeout_ms);
+    pass.lock();
     sleeping_.store(false, std::memory_order_relaxed);
     seen_seq = wake_seq_.load(std::memory_order_seq_cst);
     if (n < 0 && errno != EINTR) {
@@ -609,6 +622,7 @@ void Firmware::run() {
     }
     arm_timer(Clock::now());
   }
+  loop_alive_ = false;
 }
 
 }  // namespace kbv::sim::fw

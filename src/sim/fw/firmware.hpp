@@ -114,6 +114,14 @@ class Firmware {
   // eventfd; an awake one sees the wake-up count moved and runs another pass
   // before it sleeps.
   void notify() { wake(); }
+  // Runs fn(arg) on the calling thread, excluded from the firmware loop's
+  // passes, if the loop is idle (asleep in epoll_wait, or between passes)
+  // and running; returns false without calling it otherwise (the loop is
+  // busy and will see work recorded before the caller's notify()). The
+  // engine executes a doorbell on the thread that rang it this way
+  // (engine.hpp "Doorbells on the ringing thread"). fn must not block and
+  // must not call back into this firmware.
+  bool run_if_idle(void (*fn)(void*), void* arg);
 
   // ---- timing and fault hooks (any thread; apply to commands picked up later) ----
   void set_latency(std::chrono::nanoseconds t);
@@ -200,7 +208,12 @@ class Firmware {
   // sleeping_ (the loop is in, or about to enter, epoll_wait).
   std::atomic<uint64_t> wake_seq_{0};
   std::atomic<bool> sleeping_{false};
-  std::array<int, 4> ready_fds_{};  // fds epoll reported this pass (firmware thread)
+  // Held by the firmware thread for each loop pass (everything but
+  // epoll_wait); run_if_idle() takes it with try_lock. loop_alive_ (under
+  // pass_mu_): run() is between its start and its exit.
+  std::mutex pass_mu_;
+  bool loop_alive_ = false;
+  std::array<int, 8> ready_fds_{};  // fds epoll reported this pass (firmware thread)
   int n_ready_ = 0;
   int efd_ = -1;                           // eventfd: wake
   static constexpr int kThreadNice = -10;  // see run()
