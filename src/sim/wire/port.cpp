@@ -6,6 +6,7 @@
 #include "sim/wire/icrc.hpp"
 
 #include <arpa/inet.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,13 +98,9 @@ Result<std::unique_ptr<Port>> Port::open(const PortConfig& cfg) {
   p->tx_msgs_.assign(kTxBatch, mmsghdr{});
   p->tx_iov_.assign(kTxBatch, iovec{});
   p->tx_addr_.assign(kTxBatch, sockaddr_in{});
-  for (size_t i = 0; i < kTxBatch; ++i) {
-    msghdr& m = p->tx_msgs_[i].msg_hdr;
-    m.msg_name = &p->tx_addr_[i];
-    m.msg_namelen = sizeof(sockaddr_in);
-    m.msg_iov = &p->tx_iov_[i];
-    m.msg_iovlen = 1;
-  }
+  p->tx_cmsg_.assign(kTxBatch, {});
+  p->tx_group_first_.assign(kTxBatch + 1, 0);
+  p->gso_ = cfg.gso;
   p->rx_buf_.assign(kRxBatch * kMaxDatagram, 0);
   p->rx_msgs_.assign(kRxBatch, mmsghdr{});
   p->rx_iov_.assign(kRxBatch, iovec{});
@@ -254,23 +251,81 @@ Status Port::send_one(const Outgoing& o) {
   return {};
 }
 
+size_t Port::group_tx() {
+  // Runs of queued datagrams to one address, of one size (the last of a run
+  // may be shorter), become one UDP GSO send each (UDP_SEGMENT = that size):
+  // the kernel cuts the run into exactly these datagrams again, so what
+  // the receiver gets is unchanged; the stack is crossed once per run.
+  size_t groups = 0;
+  for (size_t i = 0; i < tx_n_;) {
+    const size_t seg = tx_iov_[i].iov_len;
+    size_t k = 1, bytes = seg;
+    while (gso_ && i + k < tx_n_ && k < kGsoMaxSegs && tx_iov_[i + k].iov_len <= seg &&
+           bytes + tx_iov_[i + k].iov_len <= kGsoMaxBytes &&
+           tx_addr_[i + k].sin_addr.s_addr == tx_addr_[i].sin_addr.s_addr &&
+           tx_addr_[i + k].sin_port == tx_addr_[i].sin_port) {
+      bytes += tx_iov_[i + k].iov_len;
+      ++k;
+      if (tx_iov_[i + k - 1].iov_len < seg) break;  // a shorter one ends the run
+    }
+    msghdr& m = tx_msgs_[groups].msg_hdr;
+    m.msg_name = &tx_addr_[i];
+    m.msg_namelen = sizeof(sockaddr_in);
+    m.msg_iov = &tx_iov_[i];
+    m.msg_iovlen = k;
+    m.msg_control = nullptr;
+    m.msg_controllen = 0;
+    if (k > 1) {
+      m.msg_control = tx_cmsg_[groups].data();
+      m.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+      cmsghdr* c = CMSG_FIRSTHDR(&m);
+      c->cmsg_level = SOL_UDP;
+      c->cmsg_type = UDP_SEGMENT;
+      c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+      const uint16_t gso_size = static_cast<uint16_t>(seg);
+      std::memcpy(CMSG_DATA(c), &gso_size, sizeof gso_size);
+    }
+    tx_msgs_[groups].msg_len = 0;
+    tx_group_first_[groups] = i;
+    ++groups;
+    i += k;
+  }
+  tx_group_first_[groups] = tx_n_;
+  return groups;
+}
+
 Status Port::flush_tx() {
-  size_t done = 0;
+  if (tx_n_ == 0) return {};
   Status st;
-  while (done < tx_n_) {
-    const int k = ::sendmmsg(tx_fd_, tx_msgs_.data() + done, static_cast<unsigned>(tx_n_ - done),
+  size_t groups = group_tx();
+  size_t done = 0;
+  while (done < groups) {
+    const int k = ::sendmmsg(tx_fd_, tx_msgs_.data() + done, static_cast<unsigned>(groups - done),
                              MSG_DONTWAIT);
     if (k > 0) {
       done += static_cast<size_t>(k);
       continue;
     }
     if (k < 0 && errno == EINTR) continue;
-    // The first datagram of the rest failed: it is lost (as with sendto);
-    // the others are tried again.
     const int err = k < 0 ? errno : EIO;
-    ++counters_.tx_errors;
-    --counters_.tx_packets;
-    counters_.tx_bytes -= tx_iov_[done].iov_len;
+    const size_t first = tx_group_first_[done], n = tx_group_first_[done + 1] - first;
+    if (n > 1 && (err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP)) {
+      // No UDP GSO here: send the rest one datagram per message from now on.
+      log::debug(kLog, "UDP GSO refused ({}): off", std::strerror(err));
+      gso_ = false;
+      const size_t rest = first;
+      std::memmove(tx_iov_.data(), tx_iov_.data() + rest, (tx_n_ - rest) * sizeof(iovec));
+      std::memmove(tx_addr_.data(), tx_addr_.data() + rest, (tx_n_ - rest) * sizeof(sockaddr_in));
+      tx_n_ -= rest;
+      groups = group_tx();
+      done = 0;
+      continue;
+    }
+    // The first message of the rest failed: its datagrams are lost (as with
+    // sendto); the others are tried again.
+    counters_.tx_errors += n;
+    counters_.tx_packets -= n;
+    for (size_t j = first; j < first + n; ++j) counters_.tx_bytes -= tx_iov_[j].iov_len;
     if (st) {
       st = (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) ? Status{KBV_ERR_QUEUE_FULL}
                                                                    : Status{KBV_ERR_IO};

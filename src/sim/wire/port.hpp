@@ -85,6 +85,13 @@ struct PortConfig {
                                  // else capped by net.core.rmem_max)
   uint32_t max_src_ports = 256;  // entropy send sockets kept open at most
   std::string pcap_path;         // non-empty: write transmitted datagrams here
+  // Transmit batching hands runs of equal-size datagrams to one address to
+  // the kernel as one UDP GSO send (UDP_SEGMENT): the receiver gets the same
+  // datagrams, the sending stack is crossed once per run. A capture on `lo`
+  // then shows each run as one large datagram (the kernel cuts it up on
+  // receive): set false for captures (pcap_path files are per datagram
+  // either way).
+  bool gso = true;
 };
 
 struct PortCounters {
@@ -138,8 +145,10 @@ class Port {
   // Sends a held (reordered) datagram now, if any.
   Status flush_faults();
   // Transmit batching (the engine turns it on; off by default): datagrams
-  // are queued (copied) and handed to the kernel by sendmmsg(2), one call
-  // per run of up to kTxBatch datagrams leaving from the same socket, when
+  // are queued (copied) and handed to the kernel by sendmmsg(2) — runs of
+  // equal-size datagrams to one address as one UDP GSO message each
+  // (PortConfig::gso) — one call per run of up to kTxBatch datagrams
+  // leaving from the same socket, when
   // the queue fills, when the socket changes and at flush_tx(). The caller
   // must call flush_tx() before it waits for anything. Send errors of a
   // queued datagram are reported by flush_tx() (the datagram is lost, as
@@ -166,6 +175,12 @@ class Port {
   Result<int> tx_socket(uint16_t src_port, uint16_t& actual);
 
   static constexpr size_t kTxBatch = 64;
+  // A GSO send: at most this many datagrams (a 64 KiB message at a 4096
+  // MTU) and UDP payload bytes (IPv4 total length limit, 65535 - 28).
+  static constexpr size_t kGsoMaxSegs = 16;
+  static constexpr size_t kGsoMaxBytes = 65507;
+  // Fills tx_msgs_ with one message per run of the queue (see PortConfig::gso).
+  size_t group_tx();
 
   PortConfig cfg_;
   uint32_t ip_;
@@ -176,6 +191,9 @@ class Port {
   std::vector<mmsghdr> tx_msgs_;
   std::vector<iovec> tx_iov_;
   std::vector<sockaddr_in> tx_addr_;
+  std::vector<std::array<uint8_t, CMSG_SPACE(sizeof(uint16_t))>> tx_cmsg_;  // UDP_SEGMENT
+  std::vector<size_t> tx_group_first_;  // queue index of each message's first datagram
+  bool gso_ = true;
   int rx_fd_ = -1;
   std::unordered_map<uint16_t, int> tx_fds_;  // src port -> socket (-1: fallback)
   std::unique_ptr<PcapWriter> pcap_;
