@@ -15,12 +15,14 @@
 // Doorbells on the ringing thread (issue 14): the UAR write listener,
 // called on the driver's thread, records the doorbell (under a small
 // mutex); then, if the firmware loop is idle (asleep in epoll_wait, its
-// pass lock free: Firmware::run_if_idle), it executes the recorded
-// doorbells itself, under that lock (Transport::run_doorbells: CQ arms, SQ
-// WQEs, the transmit flush) — the packet leaves without waking the engine
-// thread. A busy loop is only notified (its eventfd is written only when it
-// sleeps) and takes the doorbell, with all others rung meanwhile, in its
-// next pass, so doorbells rung during a pass are still batched.
+// pass lock free: Firmware::run_if_idle) and the port has no RC packet
+// unacknowledged (nothing in flight: a request / response exchange, not a
+// stream), it executes the recorded doorbells itself, under that lock
+// (Transport::run_doorbells: CQ arms, SQ WQEs, the transmit flush) — the
+// packet leaves without waking the engine thread. Otherwise the loop is
+// only notified (its eventfd is written only when it sleeps) and takes the
+// doorbell, with all others rung meanwhile, in its next pass, so a stream's
+// doorbells are still batched into one sendmmsg.
 //
 // Under load (issue 14; transport.hpp "Link-level flow control"): per pass
 // the engine touches only the QPs with work — doorbells rung, packets
@@ -137,7 +139,7 @@ class Engine {
  private:
   Engine() = default;
   void on_uar_write(uint64_t offset, uint64_t value, unsigned width);
-  static void doorbell_pass(void* self);  // Firmware::run_if_idle callback
+  static bool doorbell_pass(void* self);  // Firmware::run_if_idle callback
   // Arms tfd_ for `due` if earlier than what it holds (under the pass
   // exclusion: the loop hook or doorbell_pass).
   void arm(std::chrono::steady_clock::time_point due);

@@ -83,9 +83,11 @@ void Engine::arm(Clock::time_point due) {
   }
 }
 
-void Engine::doorbell_pass(void* self) {
+bool Engine::doorbell_pass(void* self) {
   Engine* e = static_cast<Engine*>(self);
+  if (!e->transport_->link_idle()) return false;  // a stream: batched by the loop
   e->arm(e->transport_->run_doorbells());
+  return true;
 }
 
 void Engine::on_uar_write(uint64_t offset, uint64_t value, unsigned width) {

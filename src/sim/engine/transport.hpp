@@ -152,6 +152,8 @@ class Transport {
   // transmit flush; returns the next deadline. Under the same exclusion as
   // run() (Firmware::run_if_idle, on the thread that rang the doorbell).
   Clock::time_point run_doorbells();
+  // No RC PSN of any QP of the port unacknowledged (same exclusion).
+  bool link_idle() const { return credit_->in_flight == 0; }
 
   // ---- scheduling (transport.cpp) ----
   // Link-level flow control: the model's wire is a UDP socket that drops

@@ -246,11 +246,10 @@ void Firmware::wake() {
   (void)r;  // EAGAIN: the counter is saturated, the thread is awake anyway
 }
 
-bool Firmware::run_if_idle(void (*fn)(void*), void* arg) {
+bool Firmware::run_if_idle(bool (*fn)(void*), void* arg) {
   std::unique_lock lock(pass_mu_, std::try_to_lock);
   if (!lock.owns_lock() || !loop_alive_) return false;
-  fn(arg);
-  return true;
+  return fn(arg);
 }
 
 void Firmware::on_bar0_write(uint64_t offset, uint64_t value, unsigned width) {

@@ -116,12 +116,13 @@ class Firmware {
   void notify() { wake(); }
   // Runs fn(arg) on the calling thread, excluded from the firmware loop's
   // passes, if the loop is idle (asleep in epoll_wait, or between passes)
-  // and running; returns false without calling it otherwise (the loop is
-  // busy and will see work recorded before the caller's notify()). The
-  // engine executes a doorbell on the thread that rang it this way
-  // (engine.hpp "Doorbells on the ringing thread"). fn must not block and
-  // must not call back into this firmware.
-  bool run_if_idle(void (*fn)(void*), void* arg);
+  // and running; returns what fn returned (true: the work was done), or
+  // false without calling it when the loop is busy (it will see work
+  // recorded before the caller's notify()). The engine executes a doorbell
+  // on the thread that rang it this way (engine.hpp "Doorbells on the
+  // ringing thread"). fn must not block and must not call back into this
+  // firmware.
+  bool run_if_idle(bool (*fn)(void*), void* arg);
 
   // ---- timing and fault hooks (any thread; apply to commands picked up later) ----
   void set_latency(std::chrono::nanoseconds t);

@@ -260,8 +260,8 @@ size_t Port::group_tx() {
   for (size_t i = 0; i < tx_n_;) {
     const size_t seg = tx_iov_[i].iov_len;
     size_t k = 1, bytes = seg;
-    while (gso_ && i + k < tx_n_ && k < kGsoMaxSegs && tx_iov_[i + k].iov_len <= seg &&
-           bytes + tx_iov_[i + k].iov_len <= kGsoMaxBytes &&
+    while (gso_ && seg >= kGsoMinSeg && i + k < tx_n_ && k < kGsoMaxSegs &&
+           tx_iov_[i + k].iov_len <= seg && bytes + tx_iov_[i + k].iov_len <= kGsoMaxBytes &&
            tx_addr_[i + k].sin_addr.s_addr == tx_addr_[i].sin_addr.s_addr &&
            tx_addr_[i + k].sin_port == tx_addr_[i].sin_port) {
       bytes += tx_iov_[i + k].iov_len;

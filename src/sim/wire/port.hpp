@@ -179,6 +179,7 @@ class Port {
   // MTU) and UDP payload bytes (IPv4 total length limit, 65535 - 28).
   static constexpr size_t kGsoMaxSegs = 16;
   static constexpr size_t kGsoMaxBytes = 65507;
+  static constexpr size_t kGsoMinSeg = 1024;  // smaller datagrams: one message each
   // Fills tx_msgs_ with one message per run of the queue (see PortConfig::gso).
   size_t group_tx();
 
