@@ -251,7 +251,7 @@ class SendQueue {
   kbv_status_t check(const typename A::Wr& wr, const Ah* ah, Shape* shape) const;
   template <uint32_t St, class A>
   void build(const typename A::Wr& wr, const Ah* ah, Shape shape);
-  // The common shape (sq_post.hpp): one SGE, no inline, no atomic, not UD.
+  // The common shape (sq_post.hpp): one SGE (or short inline), no atomic, not UD.
   template <uint32_t St, class A>
   bool simple(const typename A::Wr& wr) const;
   template <class A>

@@ -190,19 +190,28 @@ template <uint32_t St, class A>
 }
 
 // The common request shape, built without the general path's per-unit
-// ring arithmetic: one non-inline SGE, an opcode the QP type allows
-// without an atomic segment (SEND*, RDMA_WRITE*, RDMA_READ), on RC or UC
-// (no datagram segment), within max_sge. Its WQE (control [+ remote
-// address] [+ data pointer]) is at most 48 bytes, so it never leaves its
-// basic block and never wraps.
+// ring arithmetic: one SGE, an opcode the QP type allows without an atomic
+// segment (SEND*, RDMA_WRITE*, RDMA_READ), on RC or UC (no datagram
+// segment), within max_sge; with kInline (not READ), bytes at a non-zero
+// address, within max_inline, and few enough that the WQE stays in one
+// basic block. Its WQE (control [+ remote address] [+ data pointer | inline
+// data]) is at most 64 bytes, so it never leaves its basic block and never
+// wraps. Anything else, refusals included, takes the general path.
 template <uint32_t St, class A>
 [[gnu::always_inline]] inline bool SendQueue::simple(const typename A::Wr& wr) const {
   if constexpr (St == prm::qpc_st::kUd) {
     return false;
   } else {
     const uint32_t op = A::opcode(wr);
-    return A::num_sge(wr) == 1 && cfg_.max_sge != 0 && (A::flags(wr) & send_flags::kInline) == 0 &&
-           sq_detail::allowed<St>(op) && sq_detail::kOps[op].extra < 2;
+    if (A::num_sge(wr) != 1 || cfg_.max_sge == 0 || !sq_detail::allowed<St>(op) ||
+        sq_detail::kOps[op].extra >= 2)
+      return false;
+    if ((A::flags(wr) & send_flags::kInline) == 0) [[likely]]
+      return true;
+    const Sge& sge = A::sg(wr)[0];
+    return op != static_cast<uint32_t>(WrOpcode::kRdmaRead) && sge.length <= cfg_.max_inline &&
+           (sge.length == 0 || sge.addr != 0) &&
+           1 + sq_detail::kOps[op].extra + wqe::inline_seg_units(sge.length) <= 4;
   }
 }
 
@@ -216,7 +225,14 @@ template <class A>
   std::byte* w = cfg_.ring + (size_t{pc & mask_} << 6);
   uint32_t ds = 1;
   if (kOps[op].extra != 0) wqe::set_raddr_seg(w + 16 * ds++, A::remote_addr(wr), A::rkey(wr));
-  if (sge.length != 0) wqe::set_data_ptr_seg(w + 16 * ds++, sge.addr, sge.length, sge.lkey);
+  if (sge.length != 0) {
+    if (flags & send_flags::kInline) {
+      wqe::set_inline_data_seg(w + 16 * ds, &sge, 1, sge.length);
+      ds += wqe::inline_seg_units(sge.length);
+    } else {
+      wqe::set_data_ptr_seg(w + 16 * ds++, sge.addr, sge.length, sge.lkey);
+    }
+  }
   wqe::set_ctrl_seg(w, pc, kOps[op].mlx5, cfg_.qpn, ds, sq_detail::kFmCeSe[flags & 7] | ce_all_,
                     kOps[op].imm ? A::imm(wr) : 0);
   slots_[pc & mask_] = Slot{A::wr_id(wr), pc + 1};

@@ -132,25 +132,26 @@ constexpr uint32_t inline_seg_units(uint32_t total) { return total ? (4 + total 
 // Copies n bytes without a call for the small sizes inline data has
 // (overlapping 16/8/4-byte moves; never reads or writes outside [src,
 // src + n) / [dst, dst + n)); memcpy above 64.
+template <size_t W>
+[[gnu::always_inline]] inline void move_bytes(std::byte* dst, const std::byte* src) {
+  unsigned char t[W];
+  std::memcpy(t, src, W);
+  std::memcpy(dst, t, W);
+}
 [[gnu::always_inline]] inline void copy_small(std::byte* dst, const std::byte* src, size_t n) {
-  auto move = [&](size_t at, size_t w) {
-    unsigned char t[16];
-    std::memcpy(t, src + at, w);
-    std::memcpy(dst + at, t, w);
-  };
   if (n >= 16) {
     if (n > 64) {
       std::memcpy(dst, src, n);
       return;
     }
-    for (size_t at = 0; at + 16 < n; at += 16) move(at, 16);
-    move(n - 16, 16);
+    for (size_t at = 0; at + 16 < n; at += 16) move_bytes<16>(dst + at, src + at);
+    move_bytes<16>(dst + n - 16, src + n - 16);
   } else if (n >= 8) {
-    move(0, 8);
-    move(n - 8, 8);
+    move_bytes<8>(dst, src);
+    move_bytes<8>(dst + n - 8, src + n - 8);
   } else if (n >= 4) {
-    move(0, 4);
-    move(n - 4, 4);
+    move_bytes<4>(dst, src);
+    move_bytes<4>(dst + n - 4, src + n - 4);
   } else {
     for (size_t i = 0; i < n; ++i) dst[i] = src[i];
   }

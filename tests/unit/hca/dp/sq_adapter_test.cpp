@@ -119,6 +119,40 @@ TEST_F(DpAdapterTest, CommonShapeMatchesTheGeneralBuild) {
   }
 }
 
+// Inline data: one entry (the common shape when it fits one basic block)
+// against the same bytes gathered from two entries (the general path).
+TEST_F(DpAdapterTest, CommonShapeInlineMatchesTheGeneralBuild) {
+  std::vector<uint8_t> data(64);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(0xA0 + i);
+  const auto at = reinterpret_cast<uintptr_t>(data.data());
+  for (const WrOpcode op : {WrOpcode::kSend, WrOpcode::kRdmaWriteImm}) {
+    for (const uint32_t len : {1u, 11u, 12u, 13u, 27u, 28u, 29u, 44u, 45u, 60u}) {
+      auto q = SendQueue::create(sq_config(st::kRc, 4, 4, 64));
+      ASSERT_TRUE(q.has_value());
+      std::memset(sq_ring.va, 0x5A, 64 * 16);
+      const Sge one[] = {{at, len, 0}};
+      const Sge two[] = {{at, len / 2, 0}, {at + len / 2, len - len / 2, 0}};
+      SendWr w{.wr_id = 1,
+               .opcode = op,
+               .flags = send_flags::kInline | send_flags::kSignaled,
+               .sg = one,
+               .imm = 0x0BADCAFE,
+               .remote_addr = 0x8000,
+               .rkey = 0x55};
+      ASSERT_TRUE(q->post({&w, 1}).is_ok());
+      const uint32_t second = q->pc();
+      w.sg = two;
+      ASSERT_TRUE(q->post({&w, 1}).is_ok());
+      const uint32_t bbs = q->pc() - second;
+      ASSERT_EQ(second, bbs);
+      auto a = bytes(sq_bb(0), 64 * bbs), b = bytes(sq_bb(second), 64 * bbs);
+      EXPECT_EQ(be32_at(sq_bb(second), 0) >> 8, second);
+      for (size_t i = 0; i < 4; ++i) a[i] = b[i] = std::byte{0};
+      EXPECT_EQ(a, b) << "opcode " << static_cast<int>(op) << " len " << len;
+    }
+  }
+}
+
 TEST_F(DpAdapterTest, CommonShapeEdges) {
   // sig_all: every WQE asks for a CQE; the immediate of WRITE_IMM.
   SqConfig c = sq_config(st::kUc, 3);
