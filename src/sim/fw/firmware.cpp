@@ -222,6 +222,8 @@ FwStats Firmware::stats() const {
   s.cmd_eqes = st_eqes_.load();
   s.ignored_doorbells = st_ignored_.load();
   s.max_inflight = st_max_inflight_.load();
+  s.loop_passes = st_passes_.load();
+  s.scans = st_scans_.load();
   return s;
 }
 
@@ -552,6 +554,7 @@ void Firmware::run() {
     const int n = ::epoll_wait(epfd_, evs.data(), static_cast<int>(evs.size()), timeout_ms);
     pass.lock();
     sleeping_.store(false, std::memory_order_relaxed);
+    st_passes_.fetch_add(1, std::memory_order_relaxed);
     seen_seq = wake_seq_.load(std::memory_order_seq_cst);
     if (n < 0 && errno != EINTR) {
       log::error(kLog, "epoll_wait: {}", std::strerror(errno));
@@ -579,7 +582,10 @@ void Firmware::run() {
 
     now = Clock::now();
     const bool scan = cfg_.scan_interval.count() > 0 && now >= next_scan_;
-    if (scan) next_scan_ = now + cfg_.scan_interval;
+    if (scan) {
+      next_scan_ = now + cfg_.scan_interval;
+      st_scans_.fetch_add(1, std::memory_order_relaxed);
+    }
     if (cmdq_dirty_.exchange(false, std::memory_order_acq_rel) || scan) latch_cmdq();
     ctx_.eqs().apply_doorbells();
 

@@ -68,6 +68,8 @@ struct FwStats {
   uint64_t cmd_eqes = 0;           // command completion EQEs written
   uint64_t ignored_doorbells = 0;  // rung slots not owned by firmware
   uint64_t max_inflight = 0;       // most commands executing at once so far
+  uint64_t loop_passes = 0;        // times the firmware thread woke (each epoll_wait return)
+  uint64_t scans = 0;              // periodic command-queue scans (FwConfig::scan_interval)
 };
 
 class Firmware {
@@ -240,7 +242,7 @@ class Firmware {
 
   // Stats.
   std::atomic<uint64_t> st_commands_{0}, st_failed_{0}, st_delivery_{0}, st_faults_{0}, st_eqes_{0},
-      st_ignored_{0}, st_max_inflight_{0};
+      st_ignored_{0}, st_max_inflight_{0}, st_passes_{0}, st_scans_{0};
 };
 
 }  // namespace kbv::sim::fw
