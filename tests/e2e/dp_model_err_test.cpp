@@ -194,9 +194,12 @@ TEST_F(DpModel, RcRnrNakWaitsForAReceiveThenDelivers) {
   ASSERT_FALSE(HasFailure());
   fill_pattern(a.buf->data, 1500, 8);
   ASSERT_TRUE(post_send(*qa, wr(1, WrOpcode::kSend), a.buf->sge(0, 1500)).is_ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_TRUE(drain_cq(*a.cq, std::chrono::milliseconds(1)).empty());
-  EXPECT_GT(b.node->model->engine_stats().rnr_naks_sent, 0u);
+  // b had no receive: it answers with RNR NAKs, and the SEND cannot have
+  // completed while that is so.
+  Status w = b.node->poll_until([&] { return b.node->model->engine_stats().rnr_naks_sent > 0; });
+  ASSERT_TRUE(w.is_ok()) << "no RNR NAK: " << w.to_string();
+  hca::WorkCompletion early[1];
+  EXPECT_EQ(a.cq->poller->poll(early), 0u);
   ASSERT_TRUE(post_recv(*qb, 5, b.buf->sge(0, 4096)).is_ok());
   auto wa = poll_cq(*a.cq, 1);
   ASSERT_EQ(wa.size(), 1u);

@@ -85,8 +85,12 @@ struct NtHca {
               STATUS_SUCCESS);
     have_ifc = true;
     wait_link(IB_LINK_ACTIVE);
-    // The link-up port event of bring-up has passed (no CA to tell yet).
-    std::this_thread::sleep_for(30ms);
+    // The link-up port event of bring-up has passed (no CA to tell yet):
+    // the model's firmware thread wrote its EQE before it answered the
+    // QUERY_PORT that saw ACTIVE, and the driver polls the async EQ before
+    // the command queue in every pass (hca.cpp Hca::poll), so the passes
+    // waiting for one more QUERY_PORT, all after that answer, consumed it.
+    ASSERT_EQ(link(), IB_LINK_ACTIVE);
   }
 
   IB_LINK_STATE link() {

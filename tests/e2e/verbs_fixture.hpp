@@ -11,9 +11,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,9 +34,42 @@ struct SimDev {
   kbv_port_attr_t port{};
 };
 
+// A task posted to a model's firmware thread that blocks it until
+// release(): commands submitted meanwhile stay in flight for as long as the
+// test needs, whatever the machine's load (instead of a firmware latency).
+struct FwHold {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool held = false, open = false;
+  void release() {
+    {
+      std::lock_guard l(mu);
+      open = true;
+    }
+    cv.notify_all();
+  }
+};
+
 class VerbsE2e : public ::testing::Test {
  protected:
+  // Blocks the model's firmware thread (returns once it is blocked).
+  std::shared_ptr<FwHold> hold_firmware(sim::Model& m) {
+    auto h = std::make_shared<FwHold>();
+    m.firmware().post([h] {
+      std::unique_lock l(h->mu);
+      h->held = true;
+      h->cv.notify_all();
+      h->cv.wait(l, [&] { return h->open; });
+    });
+    std::unique_lock l(h->mu);
+    h->cv.wait(l, [&] { return h->held; });
+    holds_.push_back(h);
+    return h;
+  }
+
   void TearDown() override {
+    for (auto& h : holds_) h->release();
+    holds_.clear();
     for (auto& d : devs_) {
       if (!d->dev) continue;
       kbv_status_t st = kbv_device_close(d->dev, KBV_EQ_NONE, 0);
@@ -197,6 +232,7 @@ class VerbsE2e : public ::testing::Test {
 
   std::vector<std::unique_ptr<SimDev>> devs_;
   std::vector<kbv_eq_t> eqs_;
+  std::vector<std::shared_ptr<FwHold>> holds_;
 };
 
 }  // namespace kbv::test

@@ -39,11 +39,17 @@ TEST(SimHousekeeper, ServesSeveralDevices) {
 
 TEST(SimHousekeeper, WakeAfterRemovedDeviceIsHarmless) {
   auto a = PciDevice::create(fast());
-  ASSERT_TRUE(a);
+  auto b = PciDevice::create(fast());
+  ASSERT_TRUE(a && b);
+  // remove() takes the lock the housekeeper ticks under: no tick of `a` can
+  // land after it returns.
   Housekeeper::instance().remove(a->get());
   const uint32_t c0 = (*a)->health_counter();
   Housekeeper::instance().wake();
-  std::this_thread::sleep_for(10ms);
+  // Proof that the housekeeper made passes since: b (still served) ticked
+  // twice more.
+  const uint32_t b0 = (*b)->health_counter();
+  ASSERT_TRUE(wait_for([&] { return (*b)->health_counter() >= b0 + 2; }));
   EXPECT_EQ((*a)->health_counter(), c0);  // no longer ticked
 }
 

@@ -134,10 +134,19 @@ TEST(SimPciDevice, HealthFatalStopsCounterAndSetsSyndrome) {
   EXPECT_EQ(hb.get(prm::health_buffer::synd), 0x8u);
   EXPECT_EQ(hb.get(prm::health_buffer::ext_synd), 0x1234u);
   EXPECT_EQ(hb.get(prm::health_buffer::rfr), 1u);
-  std::this_thread::sleep_for(5ms);  // let a tick in flight land
+  // inject_health_fatal() and the tick hold the device's lock: no tick in
+  // flight lands after it. Ten ticks driven here (housekeep() with times
+  // ten periods apart): the counter stays, the internal timer goes on.
+  auto timer = [&] {
+    return uint64_t{be32(d->bar0(), init_seg::kInternalTimerHOff)} << 32 |
+           be32(d->bar0(), init_seg::kInternalTimerLOff);
+  };
   const uint32_t c = d->health_counter();
-  std::this_thread::sleep_for(20ms);  // ~10 periods
+  const uint64_t t0 = timer();
+  const auto now = std::chrono::steady_clock::now();
+  for (int i = 1; i <= 10; ++i) (void)d->housekeep(now + i * 10 * 2ms);
   EXPECT_EQ(d->health_counter(), c);
+  EXPECT_GT(timer(), t0);
   d->reset();
   EXPECT_EQ(hb.get(prm::health_buffer::synd), 0u);
   EXPECT_TRUE(wait_for([&] { return d->health_counter() >= 2; }));
@@ -275,7 +284,10 @@ TEST(SimPciDevice, PollerDeliversUntrappedWritesInOrder) {
   put_be32(d->bar0(), init_seg::kCmdqAddrLSzOff, 0x23456000);
   put_be32(d->bar0(), init_seg::kCmdDbellOff, 1u << 7);
   ASSERT_TRUE(wait_for([&] { return count() >= 3; }));
-  std::this_thread::sleep_for(5ms);  // nothing more: each change is reported once
+  // Nothing more: each change is reported once, however often the poller
+  // looks (ten polls driven here, dbell_poll apart).
+  const auto now = std::chrono::steady_clock::now();
+  for (int i = 1; i <= 10; ++i) (void)d->housekeep(now + i * 1ms);
   std::lock_guard lk(mu);
   ASSERT_EQ(seen.size(), 3u);
   EXPECT_EQ(seen[0], (std::pair<uint64_t, uint64_t>{init_seg::kCmdqAddrHOff, 0x1}));

@@ -335,8 +335,14 @@ TEST(FwCmdqScan, UntrappedDoorbellPickedUpByOwnershipScan) {
 TEST_F(FwCmdq, NothingRunsWhileInitializing) {
   pci_.store_be32(prm::init_seg::kInitializingOff, prm::kInitializingBit);
   host_->prepare(0, make_cmd(Opcode::NOP), 16);
+  const uint64_t passes = fw_->stats().loop_passes;
   host_->ring(1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // The doorbell wakes the firmware thread; while initializing it also
+  // wakes every millisecond. Three passes after the ring: it has seen it.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (fw_->stats().loop_passes < passes + 3 && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+  ASSERT_GE(fw_->stats().loop_passes, passes + 3);
   EXPECT_TRUE(host_->owned_by_hw(0));
   EXPECT_EQ(fw_->stats().commands, 0u);
   pci_.store_be32(prm::init_seg::kInitializingOff, 0);
