@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <kbv/kbv.h>
 
+#include <cstring>
 #include <vector>
 
 #include "verbs_fixture.hpp"
@@ -402,6 +403,87 @@ TEST_F(VerbsE2e, SrqAndAhLifeCycles) {
   EXPECT_EQ(kbv_cq_destroy(cq, KBV_EQ_NONE, 0), KBV_SUCCESS);
   EXPECT_EQ(kbv_mr_dereg(mr, KBV_EQ_NONE, 0), KBV_SUCCESS);
   EXPECT_EQ(kbv_pd_dealloc(pd, KBV_EQ_NONE, 0), KBV_SUCCESS);
+}
+
+// kbv_post_send's own checks (kbv.h): a QP in INIT or RTR refuses sends
+// (receives are allowed from INIT on), an opcode past KBV_WR_ATOMIC_FA is an
+// invalid argument, and a UD send with another device's address handle an
+// invalid handle; nothing is posted in each case.
+TEST_F(VerbsE2e, PostSendRefusesInitRtrBadOpcodeAndAForeignAh) {
+  SimDev& a = open_dev();
+  SimDev& b = open_dev();
+  kbv_pd_t pa = alloc_pd(a), pb = alloc_pd(b);
+  kbv_cq_t ca = make_cq(a);
+  kbv_qp_t rc = make_qp(pa, KBV_QPT_RC, ca, ca);
+  kbv_qp_t ud = make_qp(pa, KBV_QPT_UD, ca, ca);
+  uint32_t rcn = 0, udn = 0;
+  ASSERT_EQ(kbv_qp_get_num(rc, &rcn), KBV_SUCCESS);
+  ASSERT_EQ(kbv_qp_get_num(ud, &udn), KBV_SUCCESS);
+  std::vector<uint8_t> mem(64);
+  kbv_mr_t mr = 0;
+  ASSERT_EQ(kbv_mr_reg(pa, mem.data(), mem.size(), KBV_ACCESS_LOCAL_WRITE, KBV_EQ_NONE, 0, &mr),
+            KBV_SUCCESS);
+  uint32_t lkey = 0, rkey = 0;
+  ASSERT_EQ(kbv_mr_get_keys(mr, &lkey, &rkey), KBV_SUCCESS);
+  kbv_sge_t sge{reinterpret_cast<uint64_t>(mem.data()), 8, lkey};
+  kbv_send_wr_t wr{};
+  wr.opcode = KBV_WR_SEND;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  kbv_recv_wr_t rwr{1, &sge, 1, 0};
+  uint32_t bad = 99;
+
+  kbv_qp_attr_t x{};
+  x.qp_state = KBV_QPS_INIT;
+  x.port_num = 1;
+  x.qp_access_flags = KBV_ACCESS_REMOTE_WRITE;
+  ASSERT_EQ(
+      kbv_qp_modify(rc, &x, KBV_QP_STATE | KBV_QP_PORT | KBV_QP_PKEY_INDEX | KBV_QP_ACCESS_FLAGS,
+                    KBV_EQ_NONE, 0),
+      KBV_SUCCESS);
+  EXPECT_EQ(kbv_post_send(rc, &wr, 1, &bad), KBV_ERR_INVALID_QP_STATE);
+  EXPECT_EQ(kbv_post_recv(rc, &rwr, 1, &bad), KBV_SUCCESS);
+  x.qp_state = KBV_QPS_RTR;
+  x.path_mtu = KBV_MTU_1024;
+  x.dest_qp_num = rcn;
+  x.max_dest_rd_atomic = 1;
+  x.min_rnr_timer = 12;
+  std::memcpy(x.ah_attr.dgid, a.port.gids[0].gid, 16);
+  x.ah_attr.dmac = a.port.gids[0].mac;
+  ASSERT_EQ(kbv_qp_modify(rc, &x,
+                          KBV_QP_STATE | KBV_QP_AV | KBV_QP_PATH_MTU | KBV_QP_DEST_QPN |
+                              KBV_QP_RQ_PSN | KBV_QP_MAX_DEST_RD_ATOMIC | KBV_QP_MIN_RNR_TIMER,
+                          KBV_EQ_NONE, 0),
+            KBV_SUCCESS);
+  EXPECT_EQ(kbv_post_send(rc, &wr, 1, &bad), KBV_ERR_INVALID_QP_STATE);
+  EXPECT_EQ(bad, 0u);
+
+  // UD in RTS: opcode and address handle checks.
+  ASSERT_EQ(connect(ud, KBV_QPT_UD, b, 1), KBV_SUCCESS);
+  kbv_ah_attr_t h{};
+  std::memcpy(h.dgid, b.port.gids[0].gid, 16);
+  h.dmac = b.port.gids[0].mac;
+  kbv_ah_t mine = 0, foreign = 0;
+  ASSERT_EQ(kbv_ah_create(pa, &h, KBV_EQ_NONE, 0, &mine), KBV_SUCCESS);
+  ASSERT_EQ(kbv_ah_create(pb, &h, KBV_EQ_NONE, 0, &foreign), KBV_SUCCESS);
+  wr.remote_qpn = 1;
+  wr.remote_qkey = 0x11111111;
+  wr.ah = foreign;
+  EXPECT_EQ(kbv_post_send(ud, &wr, 1, &bad), KBV_ERR_INVALID_HANDLE);
+  wr.ah = mine;
+  wr.opcode = KBV_WR_ATOMIC_FA + 1;
+  EXPECT_EQ(kbv_post_send(ud, &wr, 1, &bad), KBV_ERR_INVALID_ARGUMENT);
+  wr.opcode = KBV_WR_SEND;
+  EXPECT_EQ(kbv_post_send(ud, &wr, 1, &bad), KBV_SUCCESS);  // the same request, valid
+
+  EXPECT_EQ(kbv_ah_destroy(mine, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_ah_destroy(foreign, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_qp_destroy(ud, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_qp_destroy(rc, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_cq_destroy(ca, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_mr_dereg(mr, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_pd_dealloc(pa, KBV_EQ_NONE, 0), KBV_SUCCESS);
+  EXPECT_EQ(kbv_pd_dealloc(pb, KBV_EQ_NONE, 0), KBV_SUCCESS);
 }
 
 }  // namespace
