@@ -16,7 +16,7 @@ DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-form
             libcli11-dev libfmt-dev tshark ibverbs-utils perftest \
             ucx-utils libucx0 openmpi-bin libopenmpi-dev libibverbs1 ibverbs-providers python3
 
-.PHONY: all deps build run test test-unit test-asan test-fuzz format format-check bench clean
+.PHONY: all deps build run test test-unit test-asan test-fuzz test-stress format format-check bench clean
 
 all: build
 
@@ -74,6 +74,11 @@ test-fuzz: deps $(BUILD_FUZZ)/build.ninja
 	meson configure $(BUILD_FUZZ) -Dfuzz_seconds=$(FUZZ_SECONDS)
 	ninja -C $(BUILD_FUZZ) -j $(JOBS) fuzz
 	meson test -C $(BUILD_FUZZ) --suite fuzz --num-processes $(JOBS) --print-errorlogs --no-rebuild
+
+# The e2e suites 20 times in a row under a CPU load (not in CI; issue 21):
+# tests/stress/run.sh; STRESS_REPEAT, STRESS_LOAD and STRESS_TESTS adjust it.
+test-stress: build
+	STRESS_REPEAT=$(or $(STRESS_REPEAT),20) tests/stress/run.sh $(BUILD) $(STRESS_TESTS)
 
 bench: build
 	$(BUILD)/bench/kbv-bench
