@@ -337,7 +337,7 @@ NTSTATUS CreateQp(IB_PD* const pPd, IB_QP_CREATE* const pCreateQp, VOID* const C
   p.RqSge = c.RqSge;
   p.SqMaxInline = c.SqMaxInline;
   d->submit(
-      [d, qp, type](kbv_eq_t eq, uint64_t ud) {
+      [qp, type](kbv_eq_t eq, uint64_t ud) {
         kbv_qp_init_attr_t a{};
         a.qp_type = type;
         a.sq_sig_all = qp->sq_signaled ? 1 : 0;
