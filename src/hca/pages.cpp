@@ -29,6 +29,7 @@ PageManager::~PageManager() {
     log::warn(kLog, "freeing {} pages firmware still holds (device disabled or gone)",
               held_.size());
   for (auto& [iova, b] : held_) io_.dma_free(b);
+  for (auto& [iova, b] : doubtful_) io_.dma_free(b);
 }
 
 void PageManager::finish(std::shared_ptr<Batch> b) {
@@ -102,8 +103,14 @@ Status PageManager::give(uint32_t n, cmd::DoneStatus done, bool page_slot) {
             // A command that failed in firmware or in delivery did not take the
             // pages; a timeout or a dead device might have: keep those out of
             // the pool rather than risk reuse.
-            if (st != KBV_ERR_TIMEOUT && st != KBV_ERR_DEVICE_FATAL && st != KBV_ERR_DEVICE_REMOVED)
-              for (const DmaBlock& p : pages) io_.dma_free(p);
+            const bool maybe_taken =
+                st == KBV_ERR_TIMEOUT || st == KBV_ERR_DEVICE_FATAL || st == KBV_ERR_DEVICE_REMOVED;
+            for (const DmaBlock& p : pages) {
+              if (maybe_taken)
+                doubtful_[p.iova] = p;
+              else
+                io_.dma_free(p);
+            }
             if (b->status.is_ok()) b->status = st;
           }
           if (--b->commands == 0) finish(b);
@@ -149,6 +156,13 @@ Status PageManager::take_step(std::shared_ptr<Batch> b) {
         for (uint64_t iova : *r) {
           auto it = held_.find(iova);
           if (it == held_.end()) {
+            // A page of a give that timed out: the firmware had it after all.
+            if (auto d = doubtful_.find(iova); d != doubtful_.end()) {
+              io_.dma_free(d->second);
+              doubtful_.erase(d);
+              ++stats_.returned;
+              continue;
+            }
             ++stats_.unknown_iova;
             log::error(kLog, "firmware returned page {:#x} it was never given", iova);
             continue;

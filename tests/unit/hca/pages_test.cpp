@@ -139,6 +139,22 @@ TEST_F(PagesTest, RejectedGiveFreesThePages) {
   EXPECT_EQ(pages->stats().failures, 1u);
 }
 
+TEST_F(PagesTest, TimedOutGiveKeepsThePagesUntilTheDestructor) {
+  // The firmware may hold the pages of a give that timed out: they are not
+  // reused, but freed when the manager goes (the device is disabled or gone
+  // by then), never leaked (found by tests/fuzz hca_device).
+  Status st{KBV_PENDING};
+  ASSERT_EQ(pages->give(4, [&](Status s) { st = s; }), KBV_PENDING);
+  posted();
+  dev.now += 61ull * 1000 * 1000 * 1000;  // past the 60 s command timeout
+  cmdq->poll();
+  EXPECT_EQ(st, KBV_ERR_TIMEOUT);
+  EXPECT_EQ(pages->pages_held(), 0u);
+  EXPECT_EQ(dev.live_dma(), baseline_dma + 4);
+  pages.reset();
+  EXPECT_EQ(dev.live_dma(), baseline_dma);
+}
+
 TEST_F(PagesTest, AllocationFailureTellsFirmwareCannotGive) {
   Status st{KBV_PENDING};
   dev.fail_dma = true;
