@@ -153,8 +153,14 @@ class RecvQueue {
     return result;
   }
 
-  // Receive completion (in order): the oldest outstanding wr_id.
-  uint64_t complete() { return wr_ids_[tail_++ & mask_]; }
+  // Receive completion (in order): the oldest outstanding wr_id. With none
+  // outstanding (a device completing a receive never posted) nothing is
+  // consumed and the wr_id is that of the last one completed.
+  uint64_t complete() {
+    if (head_ == tail_) [[unlikely]]
+      return wr_ids_[(tail_ - 1) & mask_];
+    return wr_ids_[tail_++ & mask_];
+  }
 
   uint32_t wqes() const { return mask_ + 1; }
   uint32_t head() const { return head_; }

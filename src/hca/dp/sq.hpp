@@ -216,10 +216,14 @@ class SendQueue {
   kbv_status_t post(const A& a, const typename A::Wr* wrs, size_t n, size_t* bad_index);
 
   // Requester completion of the WQE at wqe_counter: its wr_id; frees the
-  // ring up to the end of that WQE.
+  // ring up to the end of that WQE. A counter outside the WQEs in flight (a
+  // device that completes what was never posted, or twice) frees nothing:
+  // ring space the device may still read is never handed out again
+  // (tests/fuzz cq_poll).
   uint64_t complete(uint16_t wqe_counter) {
     const Slot& s = slots_[wqe_counter & mask_];
-    tail_ = s.next_pc;
+    if (s.next_pc - tail_ - 1 < pc_ - tail_) [[likely]]
+      tail_ = s.next_pc;
     return s.wr_id;
   }
 

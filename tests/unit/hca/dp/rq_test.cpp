@@ -65,6 +65,21 @@ TEST_F(DpRqTest, ReceiveWqeTerminatorCounterAndWrap) {
   EXPECT_EQ(q->outstanding(), 0u);
 }
 
+TEST_F(DpRqTest, ACompletionWithNothingOutstandingConsumesNothing) {
+  DmaBlock ring = alloc(4 * 64);
+  auto q = RecvQueue::create(
+      {.ring = ring.va, .log_wqes = 2, .stride = 64, .dbrec = dbrec(), .max_sge = 1});
+  ASSERT_TRUE(q.has_value());
+  const RecvWr one[] = {{.wr_id = 5}};
+  ASSERT_TRUE(q->post(one).is_ok());
+  EXPECT_EQ(q->complete(), 5u);
+  EXPECT_EQ(q->outstanding(), 0u);
+  (void)q->complete();  // the device completes a receive that was never posted
+  EXPECT_EQ(q->outstanding(), 0u);
+  const RecvWr four[] = {{.wr_id = 1}, {.wr_id = 2}, {.wr_id = 3}, {.wr_id = 4}};
+  EXPECT_TRUE(q->post(four).is_ok());  // the ring is still all free
+}
+
 TEST_F(DpRqTest, TooManySgeAndBadGeometry) {
   DmaBlock ring = alloc(4096);
   auto q = RecvQueue::create(

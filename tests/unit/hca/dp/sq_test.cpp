@@ -222,6 +222,26 @@ TEST_F(DpSqTest, WqeWrapsAtTheRingEnd) {
   EXPECT_EQ(q->free_blocks(), 4u);
 }
 
+TEST_F(DpSqTest, CompletionOfAWqeNotInFlightFreesNothing) {
+  // A device completing a WQE never posted (or one completed before) must
+  // not make the ring look emptier than it is (tests/fuzz cq_poll).
+  auto q = SendQueue::create(sq_config(st::kRc, 2));
+  ASSERT_TRUE(q.has_value());
+  const SendWr two[] = {{.wr_id = 7, .opcode = WrOpcode::kSend},
+                        {.wr_id = 8, .opcode = WrOpcode::kSend}};
+  ASSERT_TRUE(q->post(two).is_ok());
+  EXPECT_EQ(q->free_blocks(), 2u);
+  q->complete(3);  // never posted
+  EXPECT_EQ(q->free_blocks(), 2u);
+  EXPECT_EQ(q->complete(0), 7u);
+  EXPECT_EQ(q->free_blocks(), 3u);
+  q->complete(0);  // again
+  EXPECT_EQ(q->free_blocks(), 3u);
+  EXPECT_EQ(q->complete(1), 8u);
+  EXPECT_EQ(q->free_blocks(), 4u);
+  EXPECT_LE(q->free_blocks(), q->blocks());
+}
+
 TEST_F(DpSqTest, InlineDataPaddedAndWrapped) {
   auto q = SendQueue::create(sq_config(st::kRc, 2, 4, 200));
   ASSERT_TRUE(q.has_value());
