@@ -7,6 +7,7 @@ SHELL := /bin/bash
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
+BUILD_TSAN ?= build-tsan
 JOBS ?= $(shell nproc)
 MESON_OPTS ?= -Dwerror=true
 
@@ -16,7 +17,7 @@ DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-form
             libcli11-dev libfmt-dev tshark ibverbs-utils perftest \
             ucx-utils libucx0 openmpi-bin libopenmpi-dev libibverbs1 ibverbs-providers python3
 
-.PHONY: all deps build run test test-unit test-asan test-fuzz test-stress format format-check bench clean
+.PHONY: all deps build run test test-unit test-asan test-tsan test-fuzz fuzz-long test-stress format format-check bench clean
 
 all: build
 
@@ -46,9 +47,10 @@ run: build
 test: build
 	meson test -C $(BUILD) --num-processes $(JOBS) --print-errorlogs --no-rebuild
 	$(MAKE) test-asan
+	$(MAKE) test-tsan
 	$(MAKE) test-fuzz
 	$(MAKE) format-check
-	@python3 .ci/test-summary.py $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	@python3 .ci/test-summary.py $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)
 
 test-unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs --no-rebuild
@@ -63,6 +65,21 @@ test-asan: deps $(BUILD_ASAN)/build.ninja
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
 	  meson test -C $(BUILD_ASAN) --suite unit --suite e2e --num-processes $(JOBS) \
 	  --print-errorlogs --no-rebuild
+
+# ThreadSanitizer build: clang (its TSan models the atomic fences gcc's
+# refuses, -Wtsan); -Werror stays on in the gcc builds, clang's extra
+# warnings in test code do not stop this one.
+$(BUILD_TSAN)/build.ninja:
+	CC=clang CXX=clang++ meson setup $(BUILD_TSAN) -Dwerror=false -Db_sanitize=thread \
+	  -Db_lundef=false -Dbench=disabled
+
+# Unit and e2e suites under ThreadSanitizer; a report fails the test.
+# Suppressions only with a written reason: tests/tsan.supp.
+test-tsan: deps $(BUILD_TSAN)/build.ninja
+	ninja -C $(BUILD_TSAN) -j $(JOBS)
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  meson test -C $(BUILD_TSAN) --suite unit --suite e2e --num-processes $(JOBS) \
+	  --timeout-multiplier 3 --print-errorlogs --no-rebuild
 
 $(BUILD_FUZZ)/build.ninja:
 	CC=clang CXX=clang++ meson setup $(BUILD_FUZZ) $(MESON_OPTS) -Dfuzz=true -Dtests=disabled \
@@ -79,6 +96,11 @@ test-fuzz: deps $(BUILD_FUZZ)/build.ninja
 # tests/stress/run.sh; STRESS_REPEAT, STRESS_LOAD and STRESS_TESTS adjust it.
 test-stress: build
 	STRESS_REPEAT=$(or $(STRESS_REPEAT),20) tests/stress/run.sh $(BUILD) $(STRESS_TESTS)
+
+# Every fuzz target for FUZZ_SECONDS each (default here 3600):
+# make fuzz-long FUZZ_SECONDS=N. Exec counts go to tests/fuzz/README.md.
+fuzz-long:
+	$(MAKE) test-fuzz FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),3600)
 
 bench: build
 	$(BUILD)/bench/kbv-bench
