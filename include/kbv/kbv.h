@@ -688,7 +688,13 @@ _Static_assert(sizeof(kbv_send_wr_t) == 80, "kbv_send_wr_t is ABI");
  * KBV_ERR_BUSY while a kbv_cq_resize is in flight, KBV_ERR_INVALID_STATE
  * before the create event). Error completions are returned like others
  * (status < 0; a QP in error flushes its outstanding work requests with
- * KBV_ERR_WR_FLUSHED). Completions stay readable after a device failure. */
+ * KBV_ERR_WR_FLUSHED). Completions stay readable after a device failure;
+ * once the device failed (KBV_EVENT_DEVICE_FATAL) every work request still
+ * outstanding on a QP attached here (send queue and receive queue, not an
+ * SRQ) completes with KBV_ERR_WR_FLUSHED, opcode KBV_WC_SEND / KBV_WC_RECV,
+ * as the kernel's mlx5_ib does for a device in internal error. A program
+ * that only polls still has its device's health checked: every 1024th
+ * empty poll drives the device once (kbv_device_progress, try-lock). */
 int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n);
 
 #ifdef __cplusplus

@@ -197,7 +197,18 @@ int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n) {
     c->apply_ops();
   if (!c->poller) return 0;
   if (n > (1u << 30)) n = 1u << 30;  // keeps the count in int range
-  return static_cast<int>(c->poller->poll(reinterpret_cast<hca::WorkCompletion*>(wcs), n));
+  auto* out = reinterpret_cast<hca::WorkCompletion*>(wcs);
+  size_t got = c->poller->poll(out, n);
+  if (got < n) [[unlikely]] {
+    if (c->dev->failed.load(std::memory_order_acquire)) {
+      // The device died: it writes no more CQEs; every request still
+      // outstanding completes now with KBV_ERR_WR_FLUSHED.
+      got += c->poller->flush(out + got, n - got);
+    } else if (got == 0 && (++c->empty_polls & 1023) == 0) {
+      (void)c->dev->progress();  // try-lock: the health check runs even if only polls do
+    }
+  }
+  return static_cast<int>(got);
 }
 
 }  // extern "C"

@@ -273,6 +273,10 @@ class CqImpl : public Base {
   };
   std::vector<Attached> attached;
   std::atomic<bool> resizing{false};
+  // Empty kbv_poll_cq calls (poller thread): every 1024th drives the device
+  // once, so that a program that only polls still has its device's health
+  // checked (a failed device's requests are then flushed, kbv_poll_cq).
+  uint32_t empty_polls = 0;
 };
 
 class SrqImpl : public Base {

@@ -588,20 +588,32 @@ TEST_F(VerbsData, DeviceFatalDuringTraffic) {
   w.remote_addr = b.addr(0);
   w.rkey = b.rkey;
   bool fatal = false, injected = false;
-  uint64_t posted = 0, completed = 0;
+  uint64_t posted = 0, completed = 0, flushed = 0;
+  std::vector<int> seen;  // completions per wr_id
+  auto take = [&](const kbv_wc_t* wc, int k) {
+    for (int i = 0; i < k; ++i) {
+      ASSERT_LT(wc[i].wr_id, seen.size());
+      ++seen[wc[i].wr_id];
+      EXPECT_TRUE(wc[i].status == KBV_SUCCESS || wc[i].status == KBV_ERR_WR_FLUSHED)
+          << kbv_status_name(static_cast<kbv_status_t>(wc[i].status));
+      if (wc[i].status == KBV_ERR_WR_FLUSHED) ++flushed;
+    }
+    completed += static_cast<uint64_t>(k);
+  };
   const auto end = std::chrono::steady_clock::now() + 10s;
   while (!fatal && std::chrono::steady_clock::now() < end) {
     w.wr_id = posted;
     kbv_status_t st = kbv_post_send(a.qp, &w, 1, nullptr);
     if (st == KBV_SUCCESS) {
       ++posted;
+      seen.push_back(0);
     } else {
       EXPECT_TRUE(st == KBV_ERR_QUEUE_FULL || st == KBV_ERR_DEVICE_FATAL) << kbv_status_name(st);
     }
     kbv_wc_t wc[16];
     int k = kbv_poll_cq(a.cq, wc, 16);
     ASSERT_GE(k, 0);
-    completed += static_cast<uint64_t>(k);
+    take(wc, k);
     if (!injected && completed >= 20) {  // traffic is flowing: now the device dies
       da.model->device().inject_health_fatal(0x1, 0x42);
       injected = true;
@@ -616,12 +628,65 @@ TEST_F(VerbsData, DeviceFatalDuringTraffic) {
   ASSERT_TRUE(injected);
   ASSERT_TRUE(fatal);
   EXPECT_GE(completed, 20u);
+  // Every request still outstanding completes within 1 s of the fatal
+  // event (flushed: the dead device writes no CQE), each exactly once.
+  const auto flush_end = std::chrono::steady_clock::now() + 1s;
+  while (completed < posted && std::chrono::steady_clock::now() < flush_end) {
+    kbv_wc_t wc[16];
+    int k = kbv_poll_cq(a.cq, wc, 16);
+    ASSERT_GE(k, 0);
+    take(wc, k);
+  }
+  EXPECT_EQ(completed, posted) << flushed << " flushed";
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << "wr_id " << i;
   EXPECT_EQ(kbv_post_send(a.qp, &w, 1, nullptr), KBV_ERR_DEVICE_FATAL);
   kbv_recv_wr_t rw{};
   EXPECT_EQ(kbv_post_recv(a.qp, &rw, 1, nullptr), KBV_ERR_DEVICE_FATAL);
   kbv_wc_t wc[4];
   EXPECT_GE(kbv_poll_cq(a.cq, wc, 4), 0);  // polling never crashes
   // Every close still completes (TearDown closes the rest and the devices).
+}
+
+TEST_F(VerbsData, DeviceFatalSeenByAProgramThatOnlyPolls) {
+  // No event queue, no progress thread: a program that posts and polls
+  // (kbv-perf's loops) still sees the device die — kbv_poll_cq drives the
+  // device's health check — and every outstanding request completes, within
+  // 1 s of the injection (health checked every 100 ms here).
+  hca::HcaConfig cfg;
+  cfg.health.interval_ns = 100'000'000;
+  verbs::set_hca_config(cfg);
+  SimDev& da = open_dev();
+  SimDev& db = open_dev();
+  setup_side(a, da, KBV_QPT_RC);
+  setup_side(b, db, KBV_QPT_RC);
+  make_qps(KBV_QPT_RC);
+  ASSERT_FALSE(HasFailure());
+  kbv_sge_t s = a.sge(0, 4096);
+  kbv_send_wr_t w = swr(0, KBV_WR_RDMA_WRITE, &s, 1);
+  w.remote_addr = b.addr(0);
+  w.rkey = b.rkey;
+  uint64_t posted = 0, completed = 0;
+  std::chrono::steady_clock::time_point injected_at{};
+  bool injected = false, dead = false;
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < end && !(dead && completed == posted)) {
+    const kbv_status_t st = kbv_post_send(a.qp, &w, 1, nullptr);
+    if (st == KBV_SUCCESS) w.wr_id = ++posted;
+    dead = st == KBV_ERR_DEVICE_FATAL;
+    kbv_wc_t wc[16];
+    const int k = kbv_poll_cq(a.cq, wc, 16);
+    ASSERT_GE(k, 0);
+    completed += static_cast<uint64_t>(k);
+    if (!injected && completed >= 20) {
+      da.model->device().inject_health_fatal(0x1, 0x42);
+      injected_at = std::chrono::steady_clock::now();
+      injected = true;
+    }
+  }
+  ASSERT_TRUE(injected);
+  EXPECT_TRUE(dead);
+  EXPECT_EQ(completed, posted);
+  EXPECT_LT(std::chrono::steady_clock::now() - injected_at, 1s);
 }
 
 TEST_F(VerbsData, CqOverrunIsACqErrorEvent) {

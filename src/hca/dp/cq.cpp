@@ -231,4 +231,25 @@ size_t CqPoller::poll(WorkCompletion* out, size_t max) {
   return got;
 }
 
+size_t CqPoller::flush(WorkCompletion* out, size_t max) {
+  size_t n = 0;
+  for (auto& entry : qps_) {
+    const uint32_t qpn = entry.first;
+    const Queues& q = entry.second;
+    auto emit = [&](uint64_t wr_id, WcOpcode op) {
+      WorkCompletion& wc = out[n++];
+      wc = WorkCompletion{};
+      wc.wr_id = wr_id;
+      wc.status = KBV_ERR_WR_FLUSHED;
+      wc.opcode = op;
+      wc.qpn = qpn;
+    };
+    uint64_t id = 0;
+    while (n < max && q.sq && q.sq->flush_one(&id)) emit(id, WcOpcode::kSend);
+    while (n < max && q.rq && q.rq->flush_one(&id)) emit(id, WcOpcode::kRecv);
+    if (n == max) break;
+  }
+  return n;
+}
+
 }  // namespace kbv::hca

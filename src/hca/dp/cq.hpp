@@ -145,6 +145,14 @@ class CqPoller {
   size_t poll(std::span<WorkCompletion> out) { return poll(out.data(), out.size()); }
   size_t poll(WorkCompletion* out, size_t max);
 
+  // After the device failed (it writes no more CQEs): up to `max`
+  // completions with status KBV_ERR_WR_FLUSHED for the work requests still
+  // outstanding on the attached QPs' send and receive queues (not SRQs),
+  // oldest first per queue — every request completes, as the kernel's
+  // mlx5_ib_poll_sw_comp does for a device in internal error. Returns how
+  // many; 0 when nothing is left.
+  size_t flush(WorkCompletion* out, size_t max);
+
   uint32_t ci() const { return ci_ & 0xFFFFFF; }
   uint32_t cqn() const { return ring_.cqn; }
 

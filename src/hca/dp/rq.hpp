@@ -162,6 +162,14 @@ class RecvQueue {
     return wr_ids_[tail_++ & mask_];
   }
 
+  // The device failed: the oldest outstanding wr_id, completed in software
+  // (SendQueue::flush_one); false when none is left.
+  bool flush_one(uint64_t* wr_id) {
+    if (head_ == tail_) return false;
+    *wr_id = wr_ids_[tail_++ & mask_];
+    return true;
+  }
+
   uint32_t wqes() const { return mask_ + 1; }
   uint32_t head() const { return head_; }
   uint32_t outstanding() const { return head_ - tail_; }

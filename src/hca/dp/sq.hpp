@@ -227,6 +227,23 @@ class SendQueue {
     return s.wr_id;
   }
 
+  // The device failed (health syndrome, removal): the wr_id of the oldest
+  // WQE still in flight, which is then completed in software (as the
+  // kernel's mlx5_ib_poll_sw_comp flushes a dead device's queues); false
+  // when none is left.
+  bool flush_one(uint64_t* wr_id) {
+    if (tail_ == pc_) return false;
+    const Slot& s = slots_[tail_ & mask_];
+    *wr_id = s.wr_id;
+    // A slot whose end is not ahead of the tail (never a WQE start): stop.
+    if (s.next_pc - tail_ - 1 >= pc_ - tail_) {
+      tail_ = pc_;
+      return true;
+    }
+    tail_ = s.next_pc;
+    return true;
+  }
+
   uint32_t qpn() const { return cfg_.qpn; }
   uint32_t blocks() const { return mask_ + 1; }
   uint32_t pc() const { return pc_; }  // producer counter, basic blocks
