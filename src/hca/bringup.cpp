@@ -325,7 +325,8 @@ void Teardown::run_state() {
       return submitted(cmd::destroy_eq(q, h_.comp_eq_->eqn(),
                                        [this](Status s) {
                                          // Freed only once firmware let go of it.
-                                         if (s.is_ok()) h_.comp_eq_.reset();
+                                         if (s.is_ok())
+                                           h_.retired_eqs_.push_back(std::move(h_.comp_eq_));
                                          completed(s, State::kDestroyAsyncEq);
                                        }),
                        State::kDestroyAsyncEq);
@@ -339,7 +340,8 @@ void Teardown::run_state() {
       q.set_event_mode(false);
       return submitted(cmd::destroy_eq(q, h_.async_eq_->eqn(),
                                        [this](Status s) {
-                                         if (s.is_ok()) h_.async_eq_.reset();
+                                         if (s.is_ok())
+                                           h_.retired_eqs_.push_back(std::move(h_.async_eq_));
                                          completed(s, State::kDeallocUar);
                                        }),
                        State::kDeallocUar);

@@ -212,6 +212,7 @@ void Hca::dispatch_comp(prm::CRef<eqe> e) {
 
 uint32_t Hca::poll() {
   if (!cmdq_) return 0;
+  retired_eqs_.clear();  // outside any EQ's poll loop
   uint32_t work = 0;
   const uint64_t now = io_.now_ns();
   if (failure_.is_ok()) {

@@ -194,6 +194,10 @@ class Hca {
   std::unique_ptr<PageManager> pages_;
   std::unique_ptr<EventQueue> async_eq_;
   std::unique_ptr<EventQueue> comp_eq_;
+  // EQs destroyed by a command completion, which may run inside that EQ's
+  // own poll (a command EQE): freed at the start of the next poll(), never
+  // under the loop that reads them (tests/fuzz hca_device).
+  std::vector<std::unique_ptr<EventQueue>> retired_eqs_;
   Uar uar_;
   HcaCaps caps_;
   std::vector<std::byte> cur_caps_;  // general caps, "current", as queried
