@@ -53,6 +53,10 @@ struct Options {
   uint32_t recv_depth = 512;
   double stall_seconds = 30;
   uint64_t max_rss_growth_kib = 0;  // 0: report only
+  // QP ack timeout code (4.096 us << code): 16 = 268 ms, so that the 7
+  // retries ride out ~2 s of a starved peer on a loaded host (at 12,
+  // 16.8 ms, a long run at nice 19 under load 15 ended in RETRY_EXCEEDED).
+  uint8_t ack_timeout = 16;
   std::string faults = "drop=0.05,reorder=0.05,dup=0.01,corrupt=0.001,seed=7";
 };
 
@@ -158,7 +162,7 @@ void setup(Side& s, const char* name, size_t bytes, uint32_t send_wr, uint32_t r
   ck(kbv_qp_get_num(s.qp, &s.me.qpn), "kbv_qp_get_num");
 }
 
-void connect(Side& s, const PeerInfo& peer) {
+void connect(Side& s, const PeerInfo& peer, uint8_t ack_timeout) {
   kbv_qp_attr_t a{};
   a.qp_state = KBV_QPS_INIT;
   a.port_num = 1;
@@ -184,7 +188,7 @@ void connect(Side& s, const PeerInfo& peer) {
   a = {};
   a.qp_state = KBV_QPS_RTS;
   a.sq_psn = s.me.psn;
-  a.timeout = 12;   // 4.096 us << 12 = 16.8 ms
+  a.timeout = ack_timeout;
   a.retry_cnt = 7;  // with 5% loss 8 losses of one PSN in a row are ~4e-11 likely
   a.rnr_retry = 7;  // infinite
   a.max_rd_atomic = 1;
@@ -250,7 +254,7 @@ int receiver(const Options& o, int sock) {
   full_write(sock, &s.me, sizeof s.me);
   PeerInfo peer;
   full_read(sock, &peer, sizeof peer);
-  connect(s, peer);
+  connect(s, peer, o.ack_timeout);
   auto post = [&](uint32_t slot) {
     kbv_sge_t sge{reinterpret_cast<uint64_t>(s.buf.data() + size_t{slot} * o.size), o.size, s.lkey};
     kbv_recv_wr_t w{};
@@ -320,7 +324,7 @@ int sender(const Options& o, int sock) {
   PeerInfo peer;
   full_read(sock, &peer, sizeof peer);
   full_write(sock, &s.me, sizeof s.me);
-  connect(s, peer);
+  connect(s, peer, o.ack_timeout);
   char ready;
   full_read(sock, &ready, 1);
   const auto t0 = Clock::now();
@@ -386,7 +390,8 @@ int sender(const Options& o, int sock) {
 void usage() {
   std::fprintf(stderr,
                "usage: kbv-soak [--messages N | --seconds S] [--size B (>= 8)] [--window W]\n"
-               "                [--faults SPEC] [--stall-seconds S] [--max-rss-growth-kib K]\n");
+               "                [--faults SPEC] [--ack-timeout CODE] [--stall-seconds S]\n"
+               "                [--max-rss-growth-kib K]\n");
   std::exit(2);
 }
 
