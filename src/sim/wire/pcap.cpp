@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// pcap writer for model RoCEv2 traffic. Format: pcap.hpp.
+// pcap writer for model RoCEv2 traffic on libpcap. Format: pcap.hpp.
 #include "sim/wire/pcap.hpp"
 
 #include "sim/wire/headers.hpp"
 #include "sim/wire/packet.hpp"
 
-#include <array>
+#include <pcap/pcap.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace kbv::sim::wire {
@@ -15,12 +17,7 @@ namespace {
 
 constexpr size_t kEthBytes = 14;
 constexpr size_t kL2L3Bytes = kEthBytes + kIpv4HeaderBytes + kUdpHeaderBytes;
-
-template <class T>
-void put_host(uint8_t*& p, T v) {
-  std::memcpy(p, &v, sizeof v);
-  p += sizeof v;
-}
+constexpr int kSnaplen = 65535;
 
 // Locally administered MACs whose last byte is the IPv4 host byte.
 void put_mac(uint8_t* p, uint32_t ip) {
@@ -30,54 +27,61 @@ void put_mac(uint8_t* p, uint32_t ip) {
 
 }  // namespace
 
+PcapWriter::PcapWriter(pcap_t* dead, pcap_dumper_t* dumper)
+    : dead_(dead), dumper_(dumper), frame_(kL2L3Bytes + kMaxDatagram) {}
+
 Result<std::unique_ptr<PcapWriter>> PcapWriter::open(const std::string& path) {
+  // The file is opened here rather than by pcap_dump_open so a failure keeps
+  // fopen's errno (and a path of "-" is a file, not standard output).
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return Status::from_errno(errno);
-  std::unique_ptr<PcapWriter> w(new PcapWriter(f));
-  uint8_t hdr[24];
-  uint8_t* p = hdr;
-  put_host<uint32_t>(p, 0xA1B2C3D4u);  // magic (microsecond timestamps)
-  put_host<uint16_t>(p, 2);            // version major
-  put_host<uint16_t>(p, 4);            // version minor
-  put_host<int32_t>(p, 0);             // thiszone
-  put_host<uint32_t>(p, 0);            // sigfigs
-  put_host<uint32_t>(p, 65535);        // snaplen
-  put_host<uint32_t>(p, 1);            // LINKTYPE_ETHERNET
-  if (std::fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr) return KBV_ERR_IO;
-  return w;
+  pcap_t* dead = pcap_open_dead(DLT_EN10MB, kSnaplen);
+  if (dead == nullptr) {
+    std::fclose(f);
+    return KBV_ERR_NO_MEMORY;
+  }
+  // Writes the file header; on failure libpcap has closed f.
+  pcap_dumper_t* dumper = pcap_dump_fopen(dead, f);
+  if (dumper == nullptr) {
+    pcap_close(dead);
+    return KBV_ERR_IO;
+  }
+  return std::unique_ptr<PcapWriter>(new PcapWriter(dead, dumper));
 }
 
-PcapWriter::~PcapWriter() { (void)close(); }
+PcapWriter::~PcapWriter() {
+  (void)close();
+  pcap_close(dead_);
+}
 
 Status PcapWriter::write(const Ipv4Flow& flow, std::span<const uint8_t> datagram, uint64_t ts_usec,
                          uint8_t tos, uint8_t ttl) {
-  if (f_ == nullptr) return KBV_ERR_INVALID_STATE;
+  if (dumper_ == nullptr) return KBV_ERR_INVALID_STATE;
   if (datagram.size() > kMaxDatagram) return KBV_ERR_INVALID_ARGUMENT;
-  std::array<uint8_t, 16 + kL2L3Bytes> head{};
-  uint8_t* p = head.data();
-  const uint32_t frame = static_cast<uint32_t>(kL2L3Bytes + datagram.size());
-  put_host<uint32_t>(p, static_cast<uint32_t>(ts_usec / 1000000));
-  put_host<uint32_t>(p, static_cast<uint32_t>(ts_usec % 1000000));
-  put_host<uint32_t>(p, frame);
-  put_host<uint32_t>(p, frame);
+  uint8_t* p = frame_.data();
   put_mac(p, flow.dst_ip);
   put_mac(p + 6, flow.src_ip);
   be::store16(p + 12, 0x0800);  // EtherType IPv4
-  p += kEthBytes;
   build_ipv4_udp_header(flow, datagram.size(), tos, ttl,
-                        std::span<uint8_t, kIpv4HeaderBytes + kUdpHeaderBytes>(p, 28));
-  if (std::fwrite(head.data(), 1, head.size(), f_) != head.size() ||
-      std::fwrite(datagram.data(), 1, datagram.size(), f_) != datagram.size()) {
-    return KBV_ERR_IO;
-  }
+                        std::span<uint8_t, kIpv4HeaderBytes + kUdpHeaderBytes>(p + kEthBytes, 28));
+  if (!datagram.empty()) std::memcpy(p + kL2L3Bytes, datagram.data(), datagram.size());
+  pcap_pkthdr hdr{};
+  hdr.ts.tv_sec = static_cast<time_t>(ts_usec / 1000000);
+  hdr.ts.tv_usec = static_cast<suseconds_t>(ts_usec % 1000000);
+  hdr.caplen = static_cast<bpf_u_int32>(kL2L3Bytes + datagram.size());
+  hdr.len = hdr.caplen;
+  pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, p);
+  if (std::ferror(pcap_dump_file(dumper_)) != 0) return KBV_ERR_IO;
   return {};
 }
 
 Status PcapWriter::close() {
-  if (f_ == nullptr) return {};
-  const int rc = std::fclose(f_);
-  f_ = nullptr;
-  return rc == 0 ? Status{} : Status{KBV_ERR_IO};
+  if (dumper_ == nullptr) return {};
+  // Any failed write since open counts, not only the last flush.
+  const bool flushed = pcap_dump_flush(dumper_) == 0 && std::ferror(pcap_dump_file(dumper_)) == 0;
+  pcap_dump_close(dumper_);
+  dumper_ = nullptr;
+  return flushed ? Status{} : Status{KBV_ERR_IO};
 }
 
 }  // namespace kbv::sim::wire

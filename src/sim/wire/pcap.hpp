@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// A minimal pcap file writer for model RoCEv2 traffic: each datagram is
-// framed as Ethernet II (EtherType 0x0800) + IPv4 + UDP exactly as the
-// loopback kernel would send it (icrc.hpp build_ipv4_udp_header), so
-// tshark/Wireshark decode the InfiniBand headers (UDP port 4791) and the ICRC
-// covers the same IPv4/UDP fields the receiver uses. No capture privileges
-// are needed.
+// A pcap file writer for model RoCEv2 traffic, on libpcap (Debian
+// libpcap-dev): pcap_open_dead(DLT_EN10MB, 65535) + pcap_dump_fopen +
+// pcap_dump. Each datagram is framed as Ethernet II (EtherType 0x0800) + IPv4
+// + UDP exactly as the loopback kernel would send it (icrc.hpp
+// build_ipv4_udp_header), so tshark/Wireshark decode the InfiniBand headers
+// (UDP port 4791) and the ICRC covers the same IPv4/UDP fields the receiver
+// uses. No capture privileges are needed.
 //
-// Format: the classic libpcap file format (pcap-savefile(5)): 24-byte global
-// header (magic 0xA1B2C3D4 in host byte order, version 2.4, snaplen 65535,
-// LINKTYPE_ETHERNET 1), then per packet a 16-byte record header (ts_sec,
-// ts_usec, incl_len, orig_len) and the frame.
+// Format (written by libpcap, pcap-savefile(5)): the classic file format —
+// 24-byte header (magic 0xA1B2C3D4 in host byte order, microsecond
+// timestamps, version 2.4, snaplen 65535, LINKTYPE_ETHERNET 1), then per
+// packet a 16-byte record header (ts_sec, ts_usec, incl_len, orig_len) and
+// the frame.
 //
 // Errors: open -> the errno of fopen mapped by Status::from_errno (e.g.
-// KBV_ERR_NOT_FOUND for a missing directory); write -> KBV_ERR_IO on a short
-// write, KBV_ERR_INVALID_ARGUMENT for a datagram larger than kMaxDatagram,
-// KBV_ERR_INVALID_STATE after close().
+// KBV_ERR_NOT_FOUND for a missing directory), KBV_ERR_IO when libpcap cannot
+// write the file header, KBV_ERR_NO_MEMORY when it cannot allocate; write ->
+// KBV_ERR_IO once the stream has an error (libpcap's pcap_dump returns
+// nothing: the stream's error flag is read after it),
+// KBV_ERR_INVALID_ARGUMENT for a datagram larger than kMaxDatagram,
+// KBV_ERR_INVALID_STATE after close(); close -> KBV_ERR_IO when the final
+// flush fails or any earlier write did.
 //
 // Threading: one writer per thread. Control/diagnostic path: not for the
 // data path.
@@ -26,10 +32,15 @@
 #include <kbv/status.hpp>
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
+
+// libpcap's handle types (pcap/pcap.h), declared here so users of this header
+// do not take in libpcap's macros.
+struct pcap;
+struct pcap_dumper;
 
 namespace kbv::sim::wire {
 
@@ -49,8 +60,10 @@ class PcapWriter {
   Status close();
 
  private:
-  explicit PcapWriter(std::FILE* f) : f_(f) {}
-  std::FILE* f_;
+  PcapWriter(struct pcap* dead, struct pcap_dumper* dumper);
+  struct pcap* dead_;           // pcap_open_dead: link type and snaplen only
+  struct pcap_dumper* dumper_;  // nullptr once closed
+  std::vector<uint8_t> frame_;  // Ethernet + IPv4 + UDP + datagram, reused
 };
 
 }  // namespace kbv::sim::wire

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// src/sim/wire/pcap: the classic pcap layout (pcap-savefile(5)) and the
-// Ethernet/IPv4/UDP framing around a model datagram, read back byte by byte.
+// src/sim/wire/pcap: the classic pcap layout (pcap-savefile(5), written by
+// libpcap) and the Ethernet/IPv4/UDP framing around a model datagram, read
+// back byte by byte; write errors and oversized datagrams.
 #include "sim/wire/pcap.hpp"
 
 #include "sim/wire/packet.hpp"
@@ -87,6 +88,34 @@ TEST(WirePcap, WritesClassicPcapWithEthernetFraming) {
 
 TEST(WirePcap, OpenFailsForBadPath) {
   EXPECT_EQ(PcapWriter::open("/nonexistent-dir/x.pcap").status(), KBV_ERR_NOT_FOUND);
+}
+
+// A device that refuses every write (/dev/full: ENOSPC): libpcap's buffered
+// stream fails once its buffer is flushed; write and close report it.
+TEST(WirePcap, WriteErrorsAreReported) {
+  Result<std::unique_ptr<PcapWriter>> w = PcapWriter::open("/dev/full");
+  ASSERT_TRUE(w.has_value());
+  const Ipv4Flow flow{0x7F000005, 0x7F000006, 0xC0DE, 4791};
+  const Bytes d(kMaxDatagram, 0xAB);
+  Status s;
+  for (int i = 0; i < 64 && s.is_ok(); ++i) s = (*w)->write(flow, d, static_cast<uint64_t>(i));
+  EXPECT_EQ(s, KBV_ERR_IO);  // 64 frames of 4 KiB overrun any stdio buffer
+  EXPECT_EQ((*w)->close(), KBV_ERR_IO);
+  EXPECT_EQ((*w)->write(flow, d, 0), KBV_ERR_INVALID_STATE);
+}
+
+TEST(WirePcap, RefusesOversizedDatagram) {
+  const std::string path =
+      testing::TempDir() + "kbv_wire_pcap_big_" + std::to_string(::getpid()) + ".pcap";
+  Result<std::unique_ptr<PcapWriter>> w = PcapWriter::open(path);
+  ASSERT_TRUE(w.has_value());
+  const Ipv4Flow flow{0x7F000005, 0x7F000006, 0xC0DE, 4791};
+  EXPECT_EQ((*w)->write(flow, Bytes(kMaxDatagram + 1), 0), KBV_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE((*w)->close().is_ok());
+  std::ifstream f(path, std::ios::binary);
+  Bytes file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  EXPECT_EQ(file.size(), 24u);  // the file header only
 }
 
 }  // namespace
