@@ -15,6 +15,7 @@ MESON_OPTS ?= -Dwerror=true
 DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-format \
             libibverbs-dev libnuma-dev libgtest-dev libgmock-dev libbenchmark-dev \
             libcli11-dev libfmt-dev libpcap-dev tshark ibverbs-utils perftest cmake \
+            help2man groff-base \
             ucx-utils libucx0 openmpi-bin libopenmpi-dev libibverbs1 ibverbs-providers python3
 
 .PHONY: all deps build run test test-unit test-asan test-tsan test-fuzz fuzz-long test-stress format format-check bench clean
