@@ -123,6 +123,9 @@ bool Transport::fetch(fw::Qp& q, QpDp& d) {
     if (op.w.fence && ra > 0) return false;
     if (op.read_atomic && ra >= (1u << std::min<uint32_t>(q.log_sra_max, 8))) return false;
   }
+  // UD: the WQE waits in the send queue while its peer's link window is
+  // full (wire/link_flow.hpp); it is parsed again when the QP resumes.
+  if (!connected && !link_open(q, d, ud_dest_ip(op.w))) return false;
   op.mtu = qp_mtu(q);
   c_.wqes.fetch_add(1, std::memory_order_relaxed);
   q.counters.hw_sq_wqebb_counter = (hw + op.w.wqebbs) & 0xFFFF;
@@ -187,6 +190,8 @@ void Transport::transmit(fw::Qp& q, QpDp& d) {
       const uint32_t pkts = op->w.opcode == MLX5_OPCODE_RDMA_READ ? op->npkts - k : 1;
       if (!credit_for(q, d, pkts)) break;
     }
+    // UC: each packet waits for its peer's link window (wire/link_flow.hpp).
+    if (!rc && !link_open(q, d, dest_ip(q))) break;
     if (!send_at(q, d, *op, d.tx_psn)) break;
     if (rc) recharge(q, d);
   }
@@ -272,10 +277,7 @@ bool Transport::send_at(fw::Qp& q, QpDp& d, SendOp& op, uint32_t psn) {
       return false;
   }
   if (ud) {
-    const auto& g = w.av.rgid;
-    const uint32_t ip =
-        uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
-    (void)send_to(ip, wire::entropy_src_port(q.qpn, h.bth.dest_qp), h, payload);
+    (void)send_to(ud_dest_ip(w), wire::entropy_src_port(q.qpn, h.bth.dest_qp), h, payload);
     op.done = true;
     return true;
   }

@@ -36,6 +36,7 @@ Result<std::unique_ptr<Engine>> Engine::create(fw::Firmware& fw, std::unique_ptr
   e->tfd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (e->tfd_ < 0) return Status::from_errno(errno);
   if (Status s = fw.add_wait_fd(e->transport_->fd()); !s.is_ok()) return s;
+  if (Status s = fw.add_wait_fd(e->transport_->ctl_fd()); !s.is_ok()) return s;
   if (Status s = fw.add_wait_fd(e->tfd_); !s.is_ok()) return s;
   Engine* self = e.get();
   fw.set_uar_write_listener(
@@ -48,7 +49,7 @@ Result<std::unique_ptr<Engine>> Engine::create(fw::Firmware& fw, std::unique_ptr
       self->armed_ = Clock::time_point::max();
     }
     Transport& t = *self->transport_;
-    self->arm(t.run(self->fw_->fd_ready(t.fd())));
+    self->arm(t.run(self->fw_->fd_ready(t.fd()), self->fw_->fd_ready(t.ctl_fd())));
     return Clock::time_point::max();  // the engine's own timerfd wakes the loop
   });
   Transport* t = e->transport_.get();
@@ -196,7 +197,31 @@ Clock::time_point Transport::finish_pass() {
   (void)port_->flush_faults();
   (void)port_->flush_tx();
   publish_port_counters();
-  return timers_.empty() ? Clock::time_point::max() : timers_.top().at;
+  const Clock::time_point link = port_->link_deadline();
+  return timers_.empty() ? link : std::min(link, timers_.top().at);
+}
+
+bool Transport::link_open(fw::Qp& q, QpDp& d, uint32_t ip) {
+  if (port_->may_send(ip)) return true;
+  if (!d.link_wait) {
+    d.link_wait = true;
+    link_wait_.push_back(q.qpn);
+  }
+  return false;
+}
+
+void Transport::resume_link_waiting() {
+  link_resume_.clear();
+  link_resume_.swap(link_wait_);
+  fw::ObjectTables& t = tables();
+  for (uint32_t qpn : link_resume_) {
+    fw::Qp* q = t.qp(qpn);
+    if (q == nullptr || !q->dp_state) continue;
+    QpDp& d = dp(*q);
+    if (!d.link_wait) continue;
+    d.link_wait = false;
+    pump(*q);  // may wait again (another peer, or the window refilled)
+  }
 }
 
 Clock::time_point Transport::run_doorbells() {
@@ -205,12 +230,15 @@ Clock::time_point Transport::run_doorbells() {
   return finish_pass();
 }
 
-Clock::time_point Transport::run(bool rx_ready) {
+Clock::time_point Transport::run(bool rx_ready, bool ctl_ready) {
   if (!take_doorbells()) {
-    // Drain the socket: nothing can receive before INIT_HCA.
+    // Drain the sockets: nothing can receive before INIT_HCA.
     if (rx_ready) (void)port_->poll(rx_);
+    if (ctl_ready) (void)port_->poll_ctl();
     return Clock::time_point::max();
   }
+  // Credits first: a QP they release sends in this pass.
+  if (ctl_ready && port_->poll_ctl()) resume_link_waiting();
   fw::ObjectTables& t = tables();
   const Clock::time_point start = Clock::now();
   // QPs a 2ERR_QP command moved to ERR: flush what they hold now.
@@ -273,6 +301,7 @@ Clock::time_point Transport::run(bool rx_ready) {
     if (d.req_init) on_timer(*q, d, now);
     schedule(*q, d);
   }
+  if (port_->link_tick(now)) resume_link_waiting();
   resume_waiting();
   return finish_pass();
 }
@@ -401,6 +430,11 @@ bool Transport::read_dbrec(uint64_t iova, uint32_t* value) {
 
 uint32_t Transport::dest_ip(const fw::Qp& q) {
   const auto& g = q.path.rgid;
+  return uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
+}
+
+uint32_t Transport::ud_dest_ip(const ParsedWqe& w) {
+  const auto& g = w.av.rgid;
   return uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
 }
 

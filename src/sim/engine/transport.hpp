@@ -80,6 +80,7 @@ struct QpDp {
   std::shared_ptr<TxCredit> credit;
   uint32_t charged = 0;      // PSNs of this QP counted in credit->in_flight
   bool credit_wait = false;  // queued in Transport::credit_wait_
+  bool link_wait = false;    // queued in Transport::link_wait_ (UC/UD peer window full)
   Clock::time_point timer_at = Clock::time_point::max();  // earliest entry in timers_
   Clock::time_point err_poll = Clock::time_point::max();  // ERR: next RQ doorbell record read
   // ---- requester ----
@@ -146,8 +147,9 @@ class Transport {
   void record_cq(uint32_t cqn, uint32_t word);
 
   // Firmware thread: one loop pass; returns the next deadline. rx_ready:
-  // epoll reported the port's socket readable.
-  Clock::time_point run(bool rx_ready = true);
+  // epoll reported the port's socket readable; ctl_ready: its link-control
+  // socket (wire/link_flow.hpp).
+  Clock::time_point run(bool rx_ready = true, bool ctl_ready = true);
   // The doorbells recorded so far only (CQ arms, SQ pumps), then the
   // transmit flush; returns the next deadline. Under the same exclusion as
   // run() (Firmware::run_if_idle, on the thread that rang the doorbell).
@@ -178,6 +180,7 @@ class Transport {
   void schedule(fw::Qp& q, QpDp& d);
 
   int fd() const { return port_->fd(); }
+  int ctl_fd() const { return port_->ctl_fd(); }
   uint32_t ip() const { return port_->ip(); }
   Counters& counters() { return c_; }
   const Counters& counters() const { return c_; }
@@ -201,6 +204,7 @@ class Transport {
   Status send_to(uint32_t ip, uint16_t sport, const wire::PacketHeaders& h,
                  std::span<const uint8_t> payload);
   static uint32_t dest_ip(const fw::Qp& q);
+  static uint32_t ud_dest_ip(const ParsedWqe& w);
   static uint32_t qp_mtu(const fw::Qp& q);
 
   // ---- requester (requester.cpp) ----
@@ -263,6 +267,13 @@ class Transport {
   };
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   void resume_waiting();
+  // UC/UD: the peer's link window (wire/link_flow.hpp) is full. The QP
+  // waits in link_wait_ (its WQEs stay in the send queue) until a window
+  // opens, then resume_link_waiting() pumps it again.
+  bool link_open(fw::Qp& q, QpDp& d, uint32_t ip);
+  void resume_link_waiting();
+  std::vector<uint32_t> link_wait_;
+  std::vector<uint32_t> link_resume_;  // resume_link_waiting()'s copy
   void on_error_state(fw::Qp& q, QpDp& d, Clock::time_point now);
   std::array<wire::RxPacket, wire::Port::kRxBatch> rx_{};
   std::array<uint8_t, wire::kMaxPayload> buf_{};

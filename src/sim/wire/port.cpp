@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,6 +95,13 @@ Result<std::unique_ptr<Port>> Port::open(const PortConfig& cfg) {
     return fd.status();
   }
   p->rx_fd_ = *fd;
+  Result<int> ctl = open_socket(p->ip_, kLinkCtlUdpPort, false, 0);
+  if (!ctl) {
+    log::warn(kLog, "cannot bind 127.0.0.{}:{} (link control): {}", cfg.host, kLinkCtlUdpPort,
+              ctl.status().to_string());
+    return ctl.status();
+  }
+  p->ctl_fd_ = *ctl;
   p->tx_ring_.assign(kTxBatch * kMaxDatagram, 0);
   p->tx_msgs_.assign(kTxBatch, mmsghdr{});
   p->tx_iov_.assign(kTxBatch, iovec{});
@@ -124,6 +132,7 @@ Port::~Port() {
     if (fd >= 0) ::close(fd);
   }
   if (rx_fd_ >= 0) ::close(rx_fd_);
+  if (ctl_fd_ >= 0) ::close(ctl_fd_);
 }
 
 Result<int> Port::tx_socket(uint16_t src_port, uint16_t& actual) {
@@ -234,6 +243,7 @@ Status Port::send_one(const Outgoing& o) {
       log::debug(kLog, "sendto 0x{:08x}: {}", o.dst_ip, std::strerror(err));
       return KBV_ERR_IO;
     }
+    note_sent(o.dst_ip, o.bytes[0]);
   }
   ++counters_.tx_packets;
   counters_.tx_bytes += o.bytes.size();
@@ -303,6 +313,9 @@ Status Port::flush_tx() {
     const int k = ::sendmmsg(tx_fd_, tx_msgs_.data() + done, static_cast<unsigned>(groups - done),
                              MSG_DONTWAIT);
     if (k > 0) {
+      for (size_t j = tx_group_first_[done]; j < tx_group_first_[done + static_cast<size_t>(k)];
+           ++j)
+        note_sent(ntohl(tx_addr_[j].sin_addr.s_addr), *static_cast<uint8_t*>(tx_iov_[j].iov_base));
       done += static_cast<size_t>(k);
       continue;
     }
@@ -353,6 +366,8 @@ Result<size_t> Port::poll(std::span<RxPacket> out) {
   size_t good = 0;
   for (int i = 0; i < got; ++i) {
     const mmsghdr& m = rx_msgs_[i];
+    if (m.msg_len > 0 && flow_controlled(rx_buf_[static_cast<size_t>(i) * kMaxDatagram]))
+      flow_.on_received(ntohl(rx_addr_[i].sin_addr.s_addr));
     if (m.msg_hdr.msg_flags & MSG_TRUNC) {
       ++counters_.rx_truncated;
       continue;
@@ -386,7 +401,62 @@ Result<size_t> Port::poll(std::span<RxPacket> out) {
     ++counters_.rx_packets;
     counters_.rx_bytes += d.size();
   }
+  // Fewer than asked for: the socket is empty (as of this call).
+  flow_.after_rx(static_cast<size_t>(got) < want);
+  if (!flow_.outbox().empty()) send_link_msgs();
   return good;
+}
+
+bool Port::poll_ctl() {
+  const LinkFlow::Clock::time_point now = LinkFlow::Clock::now();
+  bool opened = false, probed = false;
+  for (;;) {
+    uint8_t b[LinkMsg::kBytes + 1];
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    const ssize_t n =
+        ::recvfrom(ctl_fd_, b, sizeof b, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;  // EAGAIN: drained (other errors: nothing more to read now)
+    }
+    const std::optional<LinkMsg> m = LinkMsg::decode(b, static_cast<size_t>(n));
+    if (!m) continue;
+    const uint32_t src = ntohl(from.sin_addr.s_addr);
+    if (m->type == LinkMsg::Type::kCredit) {
+      opened = flow_.on_credit(src, m->count, now) || opened;
+    } else {
+      flow_.on_probe(src, m->count);
+      probed = true;
+    }
+  }
+  if (probed) {
+    // A probe applies once every datagram sent before it has been read. On
+    // loopback a datagram is queued at the receiver before sendto returns,
+    // so an empty data socket now means none is still to come.
+    int queued = 0;
+    if (::ioctl(rx_fd_, FIONREAD, &queued) == 0 && queued == 0) flow_.after_rx(true);
+  }
+  if (!flow_.outbox().empty()) send_link_msgs();
+  return opened;
+}
+
+bool Port::link_tick(LinkFlow::Clock::time_point now) {
+  const bool opened = flow_.tick(now);
+  if (!flow_.outbox().empty()) send_link_msgs();
+  return opened;
+}
+
+void Port::send_link_msgs() {
+  for (const LinkFlow::Out& o : flow_.outbox()) {
+    uint8_t b[LinkMsg::kBytes];
+    o.msg.encode(b);
+    const sockaddr_in to = make_addr(o.ip, kLinkCtlUdpPort);
+    // Lost on error (a full socket buffer): a blocked sender probes again.
+    (void)::sendto(ctl_fd_, b, sizeof b, MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&to),
+                   sizeof to);
+  }
+  flow_.outbox().clear();
 }
 
 Result<bool> Port::wait_readable(int timeout_ms) const {

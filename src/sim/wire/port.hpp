@@ -27,6 +27,13 @@
 // the source port actually used. Sockets use IP_PMTUDISC_DO so the kernel
 // emits DF and IP Identification 0 (see icrc.hpp).
 //
+// Link-level flow control (link_flow.hpp): the port also owns a
+// link-control socket bound to 127.0.0.N:kLinkCtlUdpPort. It counts the UC
+// and UD datagrams it hands to the kernel per peer and the ones it reads per
+// peer, returns credits, and answers probes; may_send() tells the transport
+// whether a UC/UD datagram to a peer may go now. ctl_fd() is for the
+// engine's epoll; poll_ctl() reads it.
+//
 // Fault injection (faults.hpp) applies to transmitted datagrams after the
 // ICRC is written.
 //
@@ -49,6 +56,7 @@
 #pragma once
 
 #include "sim/wire/faults.hpp"
+#include "sim/wire/link_flow.hpp"
 #include "sim/wire/packet.hpp"
 #include "sim/wire/pcap.hpp"
 
@@ -126,6 +134,7 @@ class Port {
   Port& operator=(const Port&) = delete;
 
   int fd() const { return rx_fd_; }
+  int ctl_fd() const { return ctl_fd_; }
   uint32_t ip() const { return ip_; }
   // The receive buffer the kernel granted (getsockopt SO_RCVBUF: bytes of
   // skb truesize, twice the request; socket(7)).
@@ -164,6 +173,20 @@ class Port {
   // A convenience for tests and simple loops; engines use fd() with epoll.
   Result<bool> wait_readable(int timeout_ms) const;
 
+  // ---- link-level flow control (link_flow.hpp) ----
+  // May a UC/UD datagram go to dst_ip now? False: the peer's window is
+  // full; the caller holds the QP until poll_ctl() or link_tick() returns
+  // true.
+  bool may_send(uint32_t dst_ip) { return flow_.may_send(dst_ip, LinkFlow::Clock::now()); }
+  // Reads the link-control socket (credits, probes) without blocking and
+  // sends the answers; true if a blocked window opened.
+  bool poll_ctl();
+  // Probes due and peers timed out at `now`; true if a window opened.
+  bool link_tick(LinkFlow::Clock::time_point now);
+  // When link_tick() next has work (max(): none).
+  LinkFlow::Clock::time_point link_deadline() const { return flow_.deadline(); }
+  const LinkFlow::Stats& link_stats() const { return flow_.stats(); }
+
   const PortCounters& counters() const { return counters_; }
   const FaultCounters& fault_counters() const { return faults_.counters(); }
 
@@ -173,6 +196,12 @@ class Port {
   // The socket sending from src_port (creating it), and the port it really
   // sends from (src_port, or 4791 after a fallback).
   Result<int> tx_socket(uint16_t src_port, uint16_t& actual);
+  // A datagram with first byte `opcode` went to dst_ip (flow control count).
+  void note_sent(uint32_t dst_ip, uint8_t opcode) {
+    if (flow_controlled(opcode)) flow_.on_sent(dst_ip);
+  }
+  // Sends LinkFlow's queued messages on the link-control socket.
+  void send_link_msgs();
 
   static constexpr size_t kTxBatch = 64;
   // A GSO send: at most this many datagrams (a 64 KiB message at a 4096
@@ -196,6 +225,8 @@ class Port {
   std::vector<size_t> tx_group_first_;  // queue index of each message's first datagram
   bool gso_ = true;
   int rx_fd_ = -1;
+  int ctl_fd_ = -1;
+  LinkFlow flow_;
   std::unordered_map<uint16_t, int> tx_fds_;  // src port -> socket (-1: fallback)
   std::unique_ptr<PcapWriter> pcap_;
   FaultInjector faults_;
