@@ -23,6 +23,9 @@
  * "sim:nt_pong", RoCEv2 over loopback UDP). Usage:
  *   nt_rc_pingpong [uri_a uri_b [iters]]
  */
+/* nanosleep (POSIX.1-2008) with -std=c11 too (pkg-config and CMake users). */
+#define _POSIX_C_SOURCE 200809L
+
 #include <kbv/compat/ib_verbs.h>
 #include <stdio.h>
 #include <stdlib.h>

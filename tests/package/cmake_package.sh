@@ -59,8 +59,9 @@ grep -q "^kbv_DIR:PATH=$lib/cmake/kbv$" "$tmp/examples/CMakeCache.txt" ||
 cmake --build "$tmp/examples" -j 2 >"$tmp/build.log" 2>&1 ||
   { cat "$tmp/build.log" >&2; fail "building examples/ with CMake"; }
 for ex in rc_pingpong ud_example_cpp; do
-  out=$(env -u LD_LIBRARY_PATH -u KBV_SIM_LIBRARY "$tmp/examples/$ex" 2>&1) ||
-    { echo "$out" >&2; fail "$ex (CMake build) exited $?"; }
+  rc=0
+  out=$(env -u LD_LIBRARY_PATH -u KBV_SIM_LIBRARY "$tmp/examples/$ex" 2>&1) || rc=$?
+  [ "$rc" = 0 ] || { echo "$out" >&2; fail "$ex (CMake build) exited $rc"; }
   grep -q ": ok" <<<"$out" || { echo "$out" >&2; fail "$ex did not report ok"; }
   echo "$ex (CMake, moved install): ok"
 done
@@ -96,7 +97,7 @@ case "$cflags $libs" in
   *) fail "kbv.pc does not point into the moved prefix: $cflags $libs" ;;
 esac
 # shellcheck disable=SC2086 # word splitting of the flags is intended
-cc -std=c11 -o "$tmp/ud_example_pc" "$src/examples/ud_example.c" $cflags $libs
+cc -std=c11 -Wall -Wextra -Werror -o "$tmp/ud_example_pc" "$src/examples/ud_example.c" $cflags $libs
 out=$(env -u KBV_SIM_LIBRARY LD_LIBRARY_PATH="$lib" "$tmp/ud_example_pc" 2>&1) ||
   { echo "$out" >&2; fail "ud_example (pkg-config build) failed"; }
 grep -q ": ok" <<<"$out" || { echo "$out" >&2; fail "ud_example did not report ok"; }
