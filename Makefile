@@ -8,6 +8,7 @@ BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 BUILD_TSAN ?= build-tsan
+BUILD_DEB ?= build-deb
 JOBS ?= $(shell nproc)
 MESON_OPTS ?= -Dwerror=true
 
@@ -18,7 +19,7 @@ DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-form
             help2man groff-base \
             ucx-utils libucx0 openmpi-bin libopenmpi-dev libibverbs1 ibverbs-providers python3
 
-.PHONY: all deps build run test test-unit test-asan test-tsan test-fuzz fuzz-long test-stress format format-check bench clean
+.PHONY: all deps build install run test test-unit test-asan test-tsan test-fuzz fuzz-long test-stress deb test-deb format format-check bench clean
 
 all: build
 
@@ -39,6 +40,11 @@ $(BUILD)/build.ninja:
 
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j $(JOBS)
+
+# meson install of $(BUILD) (prefix /usr/local unless set at meson setup);
+# make install DESTDIR=/abs/dir stages it there (README "Installing").
+install: build
+	meson install -C $(BUILD) $(if $(DESTDIR),--destdir $(abspath $(DESTDIR)))
 
 # The main job: kbv-perf server and client as two processes, each with its own
 # model HCA, RDMA WRITE latency and bandwidth over a size sweep (2 B .. 1 MiB).
@@ -102,6 +108,27 @@ test-stress: build
 fuzz-long:
 	$(MAKE) test-fuzz FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),3600)
 
+# Debian packages (debian/; README "Installing"): dpkg-buildpackage -b -us -uc
+# on a copy of the source files (tracked, and new ones git does not ignore)
+# in $(BUILD_DEB)/kbv, so libkbv0, libkbv-dev,
+# kbv-tools and kbv-ibverbs .debs land in $(BUILD_DEB). A full rebuild of
+# several minutes: not part of `make test`.
+DEB_PACKAGING_PKGS := debhelper dpkg-dev
+deb:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_PACKAGING_PKGS)"
+	rm -rf $(BUILD_DEB) && mkdir -p $(BUILD_DEB)/kbv
+	git ls-files -z --cached --others --exclude-standard | \
+	  tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(BUILD_DEB)/kbv
+	cd $(BUILD_DEB)/kbv && DEB_BUILD_OPTIONS="parallel=$(JOBS) nocheck" dpkg-buildpackage -b -us -uc
+	@ls -l $(BUILD_DEB)/*.deb
+
+# The .debs unpacked into a scratch root (dpkg -x) and used: kbv-devinfo,
+# examples built against libkbv-dev with CMake and pkg-config and run; as
+# root with no kbv package installed, also a real dpkg -i (kbv-run
+# ibv_devinfo), purged afterwards. tests/package/deb_test.sh.
+test-deb: deb
+	tests/package/deb_test.sh $(BUILD_DEB)
+
 bench: build
 	$(BUILD)/bench/kbv-bench
 	$(BUILD)/bench/kbv-bench-dp
@@ -120,4 +147,4 @@ format-check:
 	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: ok"
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_DEB)
