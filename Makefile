@@ -15,8 +15,8 @@ MESON_OPTS ?= -Dwerror=true
 # Debian packages kbv builds with (see README "Dependencies").
 DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-format \
             libibverbs-dev libnuma-dev libgtest-dev libgmock-dev libbenchmark-dev \
-            libcli11-dev libfmt-dev libpcap-dev tshark ibverbs-utils perftest cmake \
-            help2man groff-base \
+            libcli11-dev libfmt-dev nlohmann-json3-dev gnuplot-nox libpcap-dev tshark ibverbs-utils \
+            perftest cmake help2man groff-base \
             ucx-utils libucx0 openmpi-bin libopenmpi-dev libibverbs1 ibverbs-providers python3
 
 .PHONY: all deps build install run test test-unit test-asan test-tsan test-fuzz fuzz-long test-stress deb test-deb format format-check bench clean

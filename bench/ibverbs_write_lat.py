@@ -5,7 +5,7 @@
 # the same run (issue 11, goal: within 10 %):
 #   - Debian's perftest `ib_write_lat`, unmodified, through `kbv-run`
 #     (src/ibverbs: libibverbs.so.1 on kbv's verbs);
-#   - `kbv-perf -T write --mode lat` (kbv.h directly).
+#   - `kbv_write_lat` (kbv-perf write_lat: kbv.h directly).
 # Both run as two processes (server, client), each with its own model HCA,
 # at 2 B and 4 KiB, with the same inline threshold (the one ib_write_lat
 # reports, "Max inline data", passed to kbv-perf as -I), alternating ROUNDS
@@ -90,8 +90,8 @@ def pair(server_cmd, client_cmd, port):
 def kbv_perf_typical(build, size, iters, inline):
     perf = os.path.join(build, "tools", "kbv-perf")
     port = free_tcp_port()
-    out = pair([perf, "--server", "-p", str(port)],
-               [perf, "127.0.0.1", "-p", str(port), "-T", "write", "--mode", "lat", "-s",
+    out = pair([perf, "write_lat", "--server", "-p", str(port)],
+               [perf, "write_lat", "127.0.0.1", "-p", str(port), "-s",
                 str(size), "-n", str(iters), "-I", str(inline), "--json", "--no-progress"], port)
     j = json.loads(out)
     if j.get("verified") is not True:

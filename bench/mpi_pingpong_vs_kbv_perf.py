@@ -11,7 +11,7 @@
 #
 # Both figures are medians of one-way latency (round trip / 2), which the
 # preemptions of a loaded machine move less than averages: kbv-perf's
-# t_typical of `-T send --mode lat -s 8`, mpi_pingpong's 8-byte median. Prints
+# t_typical of `kbv_send_lat -s 8`, mpi_pingpong's 8-byte median. Prints
 # `ratio mpi_pingpong_8B_vs_kbv_perf_send <mpi / kbv-perf>` (goal <= 1.3).
 # Every wait is bounded; a process still running at the end is killed.
 import os
@@ -63,7 +63,7 @@ def run(cmd, env=None):
 def kbv_perf_send_8b(build):
     perf = os.path.join(build, "tools", "kbv-perf")
     port = free_tcp_port()
-    server = subprocess.Popen([perf, "--server", "-p", str(port)], stdout=subprocess.PIPE,
+    server = subprocess.Popen([perf, "send_lat", "--server", "-p", str(port)], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         end = time.monotonic() + DEADLINE
@@ -71,7 +71,7 @@ def kbv_perf_send_8b(build):
             if server.poll() is not None or time.monotonic() > end:
                 sys.exit("bench: the kbv-perf server did not listen on port %d" % port)
             time.sleep(0.02)  # polls a condition (the listening socket), bounded by `end`
-        out = run([perf, "127.0.0.1", "-p", str(port), "-T", "send", "--mode", "lat", "-s", "8",
+        out = run([perf, "send_lat", "127.0.0.1", "-p", str(port), "-s", "8",
                    "-n", str(ITERS), "--no-progress"])
         server.communicate(timeout=DEADLINE)
     finally:

@@ -42,9 +42,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# kbv-perf between two processes; prints the client's JSON.
+# kbv-perf between two processes; prints the client's JSON. $1: the test
+# (write_lat, write_bw: kbv-perf's first argument); the rest: client options.
 model() {
-  "$perf" --server -p 0 >"$tmp/server.log" 2>&1 &
+  local test=$1
+  shift
+  "$perf" "$test" --server -p 0 >"$tmp/server.log" 2>&1 &
   server_pid=$!
   local port=""
   for _ in $(seq 1 300); do
@@ -54,7 +57,7 @@ model() {
     sleep 0.1
   done
   [ -n "$port" ] || { cat "$tmp/server.log" >&2; return 1; }
-  "$perf" 127.0.0.1 -p "$port" --json --no-progress "$@" >"$tmp/client.json"
+  "$perf" "$test" 127.0.0.1 -p "$port" --json --no-progress "$@" >"$tmp/client.json"
   wait "$server_pid"
   server_pid=""
   grep -q '"verified": true' "$tmp/client.json" || { echo "bench/wire: data not verified" >&2; return 1; }
@@ -70,13 +73,13 @@ for r in $(seq 1 "$reps"); do
     for mode in busy block; do
       record "udp_rtt_${size}B_$mode" "$("$ref" pingpong "$mode" "$size" 20000 | awk '{print $2}')"
     done
-    t=$(model -T write --mode lat -s "$size" -n 20000 | json_num t_typical_usec)
+    t=$(model write_lat -s "$size" -n 20000 | json_num t_typical_usec)
     record "model_rtt_${size}B" "$(awk -v t="$t" 'BEGIN {print 2 * t}')"
   done
   record udp_stream_MBps "$("$ref" stream 4112 2 | awk '{print $3}')"
-  record model_bw_64KiB_MBps "$(model -T write --mode bw -s 65536 -n 20000 | json_num bw_avg_mbs)"
+  record model_bw_64KiB_MBps "$(model write_bw -s 65536 -n 20000 | json_num bw_avg_mbs)"
   record udp_rate_2B_Mpps "$("$ref" stream 2 2 | awk '{print $5}')"
-  record model_rate_2B_Mpps "$(model -T write --mode bw -s 2 -n 200000 | json_num msg_rate_mpps)"
+  record model_rate_2B_Mpps "$(model write_bw -s 2 -n 200000 | json_num msg_rate_mpps)"
 done
 
 m() { median <"$tmp/$1"; }

@@ -57,10 +57,13 @@ def check_verified(stdout):
 
 
 def check_perf(exe):
-    for args in (["-T", "write", "-a", "--max-size", "16384", "-n", "40"],
-                 ["-T", "send", "-s", "4096", "-n", "100"],
-                 ["-T", "read", "-s", "8192", "-n", "100"]):
-        p = run([exe, "--loopback", "--json"] + args, WIRE)
+    # kbv-perf <test>: the multi-call binary's first argument names the test.
+    for args in (["write_lat", "-a", "--max-size", "16384", "-n", "40"],
+                 ["write_bw", "-a", "--max-size", "16384", "-n", "40"],
+                 ["send_lat", "-s", "4096", "-n", "100"],
+                 ["send_bw", "-s", "4096", "-n", "100"],
+                 ["read_bw", "-s", "8192", "-n", "100"]):
+        p = run([exe] + args[:1] + ["--loopback", "--json"] + args[1:], WIRE)
         if p.returncode != 0:
             fail("kbv-perf exited %d" % p.returncode)
         check_verified(p.stdout)
@@ -68,7 +71,7 @@ def check_perf(exe):
 
 
 def check_perf_two_processes(exe):
-    server = subprocess.Popen([exe, "--server", "-p", "0"], stdout=subprocess.PIPE,
+    server = subprocess.Popen([exe, "write_bw", "-p", "0"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env_with(WIRE))
     try:
         port, seen = None, []
@@ -83,7 +86,7 @@ def check_perf_two_processes(exe):
                 break
         if port is None:
             fail("the server did not say its port: " + "".join(seen))
-        client = run([exe, "127.0.0.1", "-p", port, "--json", "-T", "write", "-a",
+        client = run([exe, "write_bw", "127.0.0.1", "-p", port, "--json", "-a",
                       "--max-size", "65536", "-n", "40"], WIRE)
         out, err = server.communicate(timeout=TIMEOUT)
         sys.stderr.write(err[-2000:])
@@ -112,7 +115,7 @@ def check_example(exe):
 def check_badspec(exe):
     for spec, item in (("drop=0.05,reorder=often", "reorder=often"), ("drop=2", "drop=2"),
                        ("loss=0.1", "loss"), ("drop=0.1,drop=0.2", "twice")):
-        p = run([exe, "--loopback", "-n", "10"], spec)
+        p = run([exe, "write_lat", "--loopback", "-n", "10"], spec)
         if p.returncode == 0:
             fail("kbv-perf ran with the malformed spec " + spec)
         if "KBV_SIM_FAULTS" not in p.stderr or item not in p.stderr:
@@ -121,7 +124,7 @@ def check_badspec(exe):
 
 def check_cmdfail(exe):
     spec = "cmd_fail=0x800"  # ALLOC_PD, BAD_PARAM every time
-    p = run([exe, "--loopback", "-n", "10"], spec)
+    p = run([exe, "write_lat", "--loopback", "-n", "10"], spec)
     if p.returncode == 0:
         fail("kbv-perf ran although every ALLOC_PD fails")
     if "KBV_ERR_FW_BAD_PARAM" not in p.stderr:

@@ -34,7 +34,7 @@ def fail(msg):
 
 
 def start_server(exe, extra=()):
-    server = subprocess.Popen([exe, "--server", "-p", "0"] + list(extra),
+    server = subprocess.Popen([exe, "write_lat", "--server", "-p", "0"] + list(extra),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
     for _ in range(50):
@@ -52,7 +52,7 @@ def start_server(exe, extra=()):
 def check_kill(exe):
     server, port = start_server(exe)
     master, slave = pty.openpty()
-    client = subprocess.Popen([exe, "127.0.0.1", "-p", port, "-T", "write", "--mode", "lat",
+    client = subprocess.Popen([exe, "write_lat", "127.0.0.1", "-p", port,
                                "-s", "64", "-n", "2000000"],
                               stdout=slave, stderr=subprocess.PIPE, text=True)
     os.close(slave)
@@ -107,7 +107,7 @@ def check_bind(exe):
             pass
         finally:
             s.close()
-        client = subprocess.run([exe, "127.0.0.2", "-p", port, "-s", "64", "-n", "50"],
+        client = subprocess.run([exe, "write_lat", "127.0.0.2", "-p", port, "-s", "64", "-n", "50"],
                                 capture_output=True, text=True, timeout=TIMEOUT)
         out, err = server.communicate(timeout=TIMEOUT)
         if client.returncode != 0 or server.returncode != 0:
@@ -118,7 +118,7 @@ def check_bind(exe):
     finally:
         if server.poll() is None:
             server.kill()
-    bad = subprocess.run([exe, "--server", "-p", "0", "--bind", "not-an-address"],
+    bad = subprocess.run([exe, "write_lat", "--server", "-p", "0", "--bind", "not-an-address"],
                          capture_output=True, text=True, timeout=TIMEOUT)
     if bad.returncode == 0 or "cannot listen on not-an-address" not in bad.stderr:
         fail("a bad --bind address: %d %s" % (bad.returncode, bad.stderr))
@@ -142,7 +142,7 @@ def check_escape(exe):
 
     t = threading.Thread(target=fake_server)
     t.start()
-    p = subprocess.run([exe, "127.0.0.1", "-p", str(port), "-s", "64", "-n", "50"],
+    p = subprocess.run([exe, "write_lat", "127.0.0.1", "-p", str(port), "-s", "64", "-n", "50"],
                        capture_output=True, text=True, timeout=TIMEOUT)
     t.join()
     ls.close()

@@ -4,29 +4,45 @@
 # End-to-end tests of the tools and examples on model HCAs, run by meson
 # (tests/e2e/meson.build, suite 'e2e'):
 #   tools_test.py devinfo  <kbv-devinfo>
-#   tools_test.py perf     <kbv-perf> <case>      one --loopback run (--json)
+#   tools_test.py perf     <kbv-perf> <case>      one --loopback run (--json) through
+#                                                 an entry point (kbv_write_lat, ...)
 #   tools_test.py perf2p   <kbv-perf>             server and client processes
+#   tools_test.py perf_many_qps <kbv-perf>        -q 1000, connected asynchronously
+#   tools_test.py perf_usage    <kbv-perf>        range checks, one-line errors, kbv-perf <test>
+#   tools_test.py perf_outputs  <kbv-perf>        --out_json, --raw, --plot (SVG, PNG), -H
 #   tools_test.py example  <program>              an example; exit 0 and "ok"
 # Each checks the exit status and the shape of the output: devinfo's
 # ibv_devinfo fields; kbv-perf's JSON parses, has every field, and says the
 # data was verified.
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 TIMEOUT = 120
 
-# Small loopback runs: (name, extra arguments, expect latency rows, bw rows).
+# Small loopback runs, each through its perftest-style entry point (a
+# symlink to kbv-perf): (entry, extra arguments, latency rows, bw rows).
 PERF_CASES = {
-    "write": (["-T", "write", "-a", "--max-size", "4096", "-n", "50"], 12, 12),
-    "send": (["-T", "send", "-s", "1024", "-n", "50", "-I", "256"], 1, 1),
-    "read": (["-T", "read", "-s", "4096", "-n", "50"], 1, 1),
-    "atomic_fa": (["-T", "atomic", "-n", "50"], 1, 1),
-    "atomic_cs": (["-T", "atomic", "-A", "CMP_AND_SWAP", "-n", "50", "--mode", "lat"], 1, 0),
-    "ud_send": (["-T", "send", "-c", "UD", "-s", "512", "-n", "50"], 1, 1),
-    "multi_qp": (["-T", "write", "--mode", "bw", "-s", "8192", "-n", "64", "-q", "3", "-t", "16",
-                  "-Q", "4"], 0, 1),
+    "write_lat": ("kbv_write_lat", ["-a", "--max-size", "4096", "-n", "50"], 12, 0),
+    "write_bw": ("kbv_write_bw", ["-a", "--max-size", "4096", "-n", "50"], 0, 12),
+    "send_lat": ("kbv_send_lat", ["-s", "1024", "-n", "50", "-I", "256"], 1, 0),
+    "send_bw": ("kbv_send_bw", ["-s", "1024", "-n", "50", "-I", "256"], 0, 1),
+    "read_lat": ("kbv_read_lat", ["-s", "4096", "-n", "50"], 1, 0),
+    "read_bw": ("kbv_read_bw", ["-s", "4096", "-n", "50"], 0, 1),
+    "atomic_fa": ("kbv_atomic_bw", ["-n", "50"], 0, 1),
+    "atomic_cs": ("kbv_atomic_lat", ["-A", "CMP_AND_SWAP", "-n", "50"], 1, 0),
+    "ud_send": ("kbv_send_lat", ["-c", "UD", "-s", "512", "-n", "50"], 1, 0),
+    "ud_send_bw": ("kbv_send_bw", ["-c", "UD", "-s", "512", "-n", "50"], 0, 1),
+    "uc_write": ("kbv_write_bw", ["-c", "UC", "-s", "4096", "-n", "50"], 0, 1),
+    "uc_send": ("kbv_send_lat", ["-c", "UC", "-s", "256", "-n", "50"], 1, 0),
+    "multi_qp": ("kbv_write_bw", ["-s", "8192", "-n", "64", "-q", "3", "-t", "16", "-Q", "4"],
+                 0, 1),
+    "mtu_tos_gid": ("kbv_send_bw", ["-s", "1024", "-n", "50", "-m", "1024", "-T", "96", "-x", "0",
+                                    "-i", "1", "-F", "--use_old_post_send"], 0, 1),
+    "events": ("kbv_send_lat", ["-e", "-s", "64", "-n", "50"], 1, 0),
 }
 
 LAT_KEYS = ["bytes", "iterations", "t_min_usec", "t_max_usec", "t_typical_usec", "t_avg_usec",
@@ -119,19 +135,129 @@ def check_perf_json(text, lat_rows, bw_rows):
     return j
 
 
+def entry(exe, name):
+    """The entry point `name`: the symlink beside kbv-perf (tools/meson.build)."""
+    path = os.path.join(os.path.dirname(exe), name)
+    if not os.path.islink(path) or os.readlink(path) != "kbv-perf":
+        fail("%s is not a symlink to kbv-perf" % path)
+    return path
+
+
 def check_perf(exe, case):
-    args, lat_rows, bw_rows = PERF_CASES[case]
-    p = run([exe, "--loopback", "--json"] + args)
+    name, args, lat_rows, bw_rows = PERF_CASES[case]
+    p = run([entry(exe, name), "--loopback", "--json"] + args)
     if p.returncode != 0:
         fail("kbv-perf exited %d" % p.returncode)
     j = check_perf_json(p.stdout, lat_rows, bw_rows)
     if len(j["device_stats"]) != 2:
         fail("loopback: expected the statistics of both devices")
+    if case == "events":
+        m = re.search(r"(\d+) completion events", j["verify_detail"])
+        if not m or int(m.group(1)) < 1:
+            fail("-e: no completion event was used: " + j["verify_detail"])
+    if case == "mtu_tos_gid" and (j["params"]["mtu"] != 1024 or j["params"]["tos"] != 96):
+        fail("-m/-T not carried: %s" % j["params"])
 
 
-def start_server(exe):
-    """Starts `kbv-perf --server -p 0`; returns (process, the TCP port it chose)."""
-    server = subprocess.Popen([exe, "--server", "-p", "0"], stdout=subprocess.PIPE,
+def check_many_qps(exe):
+    """-q 1000 on the model: every QP created and connected through the
+    asynchronous API with many firmware commands in flight at once (kbv
+    keeps up to 31 outstanding; a single QP's bring-up reaches 18), data
+    verified on all of them."""
+    p = run([entry(exe, "kbv_write_bw"), "--loopback", "--json", "-q", "1000", "-s", "64",
+             "-n", "5", "-t", "16", "-Q", "4"])
+    if p.returncode != 0:
+        fail("kbv_write_bw -q 1000 exited %d" % p.returncode)
+    j = check_perf_json(p.stdout, 0, 1)
+    if j["params"]["num_qps"] != 1000:
+        fail("not 1000 QPs: %s" % j["params"])
+    for d in j["device_stats"]:
+        # 1000 QPs x (CREATE_QP + 3 modifies) = 4000+ commands on each side.
+        if d["fw_cmds_completed"] < 4000:
+            fail("too few firmware commands for 1000 QPs: %s" % d)
+        if d["fw_cmds_in_flight_max"] < 24:
+            fail("QPs were not created/connected with many commands in flight: %s" % d)
+
+
+def one_stderr_line(p, what):
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    if len(lines) != 1:
+        fail("%s: expected one line on stderr, got %r" % (what, p.stderr))
+    return lines[0]
+
+
+def check_perf_usage(exe):
+    """Range checks, refusals and the multi-call binary."""
+    for args, expect in [(["-s", "-5"], "-s (message size): -5 is out of range"),
+                         (["-n", "0"], "-n (iterations): 0 is out of range"),
+                         (["-T", "write"], "-T (ToS): 'write' is not a number"),
+                         (["-m", "1000"], "-m (MTU): 1000 is not one of"),
+                         (["-c", "UD"], "UD connection only possible in SEND verb")]:
+        p = run([entry(exe, "kbv_write_lat"), "--loopback"] + args)
+        if p.returncode != 2:
+            fail("%s: exit %d, expected 2" % (args, p.returncode))
+        if expect not in one_stderr_line(p, " ".join(args)):
+            fail("%s: message lacks %r" % (args, expect))
+    # A bad URI: one clear line naming it, not a second about the exchange.
+    p = run([entry(exe, "kbv_write_lat"), "--loopback", "-d", "nosuch:dev", "-n", "5"])
+    if p.returncode != 1:
+        fail("bad URI: exit %d" % p.returncode)
+    line = one_stderr_line(p, "bad URI")
+    if "nosuch:dev" not in line or "exchange" in line:
+        fail("bad URI message: " + line)
+    p = run([entry(exe, "kbv_write_lat"), "--loopback", "--peer-dev", "nosuch:peer", "-n", "5"])
+    line = one_stderr_line(p, "bad peer URI")
+    if p.returncode != 1 or "nosuch:peer" not in line:
+        fail("bad peer URI: exit %d, %s" % (p.returncode, line))
+    # Run as kbv-perf, the test is the first argument; without one, a usage error.
+    p = run([exe, "read_lat", "--loopback", "--json", "-n", "20"])
+    if p.returncode != 0:
+        fail("kbv-perf read_lat exited %d" % p.returncode)
+    if check_perf_json(p.stdout, 1, 0)["test"] != "read":
+        fail("kbv-perf read_lat did not run a read test")
+    p = run([exe, "--loopback"])
+    if p.returncode != 2 or "kbv_write_lat" not in p.stderr:
+        fail("kbv-perf without a test: exit %d, %r" % (p.returncode, p.stderr))
+
+
+def check_perf_outputs(exe, tmp):
+    """--out_json, --raw, --plot (SVG and PNG) and -H."""
+    js, raw, svg, png = (os.path.join(tmp, f) for f in ("r.json", "raw.txt", "lat.svg", "bw.png"))
+    p = run([entry(exe, "kbv_write_lat"), "--loopback", "-a", "--max-size", "8", "-n", "40",
+             "-H", "--out_json", "--out_json_file", js, "--raw", raw, "--plot", svg])
+    if p.returncode != 0:
+        fail("kbv_write_lat with outputs exited %d" % p.returncode)
+    with open(js) as f:
+        check_perf_json(f.read(), 3, 0)
+    with open(raw) as f:
+        rows = [l.split() for l in f if not l.startswith("#")]
+    if len(rows) != 3 * 39 or any(len(r) != 3 or float(r[2]) <= 0 for r in rows):
+        fail("--raw: expected 3 sizes x 39 samples of 'bytes iteration usec'")
+    with open(svg, "rb") as f:
+        head = f.read(400)
+    if b"<svg" not in head:
+        fail("--plot .svg is not SVG: %r" % head[:80])
+    if p.stdout.count("#, usec") != 3 or "\n37, " not in p.stdout:
+        fail("-H: no sample list per size (39 samples, 2 dropped)")
+    p = run([entry(exe, "kbv_write_bw"), "--loopback", "-a", "--max-size", "64", "-n", "20",
+             "--plot", png, "--report_gbits"])
+    if p.returncode != 0:
+        fail("kbv_write_bw --plot exited %d" % p.returncode)
+    with open(png, "rb") as f:
+        if f.read(8) != b"\x89PNG\r\n\x1a\n":
+            fail("--plot .png is not PNG")
+    if "BW average[Gb/sec]" not in p.stdout:
+        fail("--report_gbits: no Gb/sec column")
+    bad = run([entry(exe, "kbv_write_lat"), "--loopback", "-n", "10", "--plot",
+               os.path.join(tmp, "x.gif")])
+    if bad.returncode == 0 or ".svg or .png" not in bad.stderr:
+        fail("--plot x.gif accepted")
+
+
+def start_server(exe, name="kbv_write_lat"):
+    """Starts `kbv_write_lat -p 0` (perftest: no host = server); returns
+    (process, the TCP port it chose)."""
+    server = subprocess.Popen([entry(exe, name), "-p", "0"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     seen = []
     for _ in range(50):  # anything logged before the port line is skipped
@@ -149,7 +275,7 @@ def start_server(exe):
 def check_perf_two_processes(exe):
     server, port = start_server(exe)
     try:
-        client = run([exe, "127.0.0.1", "-p", port, "--json", "-T", "write", "-a",
+        client = run([entry(exe, "kbv_write_lat"), "127.0.0.1", "-p", port, "--json", "-a",
                       "--max-size", "1024", "-n", "50"])
         out, err = server.communicate(timeout=TIMEOUT)
         sys.stdout.write(out)
@@ -158,21 +284,25 @@ def check_perf_two_processes(exe):
             fail("client exited %d" % client.returncode)
         if server.returncode != 0:
             fail("server exited %d" % server.returncode)
-        j = check_perf_json(client.stdout, 10, 10)
+        j = check_perf_json(client.stdout, 10, 0)
         if len(j["device_stats"]) != 2:
             fail("two processes: expected the server's statistics too")
         if "verified" not in out:
             fail("the server did not report its checks")
         # The text tables, as perftest prints them.
-        server, port = start_server(exe)
-        text = run([exe, "127.0.0.1", "-p", port, "-s", "64", "-n", "50"])
-        server.communicate(timeout=TIMEOUT)
+        server, port = start_server(exe, "kbv_write_bw")
+        text = run([entry(exe, "kbv_write_bw"), "127.0.0.1", "-p", port, "-s", "64", "-n", "50"])
+        sout, _ = server.communicate(timeout=TIMEOUT)
         if text.returncode != 0:
             fail("text client exited %d" % text.returncode)
-        for h in ["t_typical[usec]", "99.9% percentile[usec]", "BW average[MB/sec]",
-                  "MsgRate[Mpps]", "Data verified"]:
+        # perftest's layout: banner, address lines, table.
+        for h in ["RDMA_Write BW Test", " Number of qps   : 1", " local address: LID 0000 QPN 0x",
+                  " remote address: LID 0000 QPN 0x", " GID: 00:00:", "BW peak[MB/sec]",
+                  "BW average[MB/sec]", "MsgRate[Mpps]", "Data verified"]:
             if h not in text.stdout:
                 fail("text output lacks " + h)
+        if "RDMA_Write BW Test" not in sout or " local address: " not in sout:
+            fail("the server did not print perftest's banner and addresses")
     finally:
         if server.poll() is None:
             server.kill()
@@ -194,6 +324,13 @@ def main():
         check_perf(sys.argv[2], sys.argv[3])
     elif mode == "perf2p":
         check_perf_two_processes(sys.argv[2])
+    elif mode == "perf_many_qps":
+        check_many_qps(sys.argv[2])
+    elif mode == "perf_usage":
+        check_perf_usage(sys.argv[2])
+    elif mode == "perf_outputs":
+        with tempfile.TemporaryDirectory() as tmp:
+            check_perf_outputs(sys.argv[2], tmp)
     elif mode == "example":
         check_example(sys.argv[2])
     else:

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // One side of a kbv-perf run: a device opened by URI, a PD, a send and a
-// receive CQ, num_qps QPs (RC or UD) and one registered buffer, connected to
-// the peer's QPs from the QP information exchanged over TCP (exchange.hpp).
+// receive CQ, num_qps QPs (RC, UC or UD) and one registered buffer, connected
+// to the peer's QPs from the QP information exchanged over TCP (exchange.hpp).
 // Public API (kbv/kbv.hpp) only.
+//
+// QPs are created and moved RESET -> INIT -> RTR -> RTS as asynchronous
+// requests on an event queue, up to kCtrlWindow in flight (kbv keeps 31
+// firmware commands outstanding per device and queues the rest in software,
+// kbv.h "Control calls"), not one at a time: 10,000 QPs connect in seconds.
 //
 // Buffer layout, identical on both sides (both know the largest message
 // size from the test parameters): QP q owns region q of region_size() bytes,
@@ -33,13 +38,24 @@ namespace kbv::perf {
 inline constexpr uint32_t kGrhBytes = 40;      // IBTA 8.3: the GRH a UD receive gets first
 inline constexpr uint32_t kQkey = 0x11111111;  // perftest DEF_QKEY
 inline constexpr uint32_t kRxDepth = 128;      // receives kept posted per QP (send tests)
+inline constexpr uint32_t kRxDepthMany = 16;   // ... when more than kManyQps QPs
+inline constexpr uint32_t kManyQps = 64;
+inline constexpr uint32_t kCtrlWindow = 256;  // control requests in flight at once
+
+// This side's choices that are not test parameters (options.hpp).
+struct EndpointConfig {
+  uint32_t ib_port = 1;  // -i
+  int gid_index = -1;    // -x; -1: the first RoCE v2 GID
+};
 
 class Endpoint {
  public:
-  // Opens uri and creates every object for params. side: 0 client, 1 server
-  // (picks the data pattern seeds).
+  // Opens uri and creates every object for params, the QPs moved to INIT.
+  // side: 0 client, 1 server (picks the data pattern seeds). On an error,
+  // why says what failed (one line).
   static Result<std::unique_ptr<Endpoint>> create(const std::string& uri, const TestParams& params,
-                                                  unsigned side);
+                                                  const EndpointConfig& cfg, unsigned side,
+                                                  std::string& why);
   ~Endpoint();
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
@@ -51,8 +67,9 @@ class Endpoint {
   uint32_t mtu_bytes() const;  // the path MTU in bytes (after connect: the lower of both)
 
   QpInfo local_info(uint32_t q) const;
-  // RESET -> INIT -> RTR -> RTS towards the peer's QP q (UD: also the AH).
-  Status connect(uint32_t q, const QpInfo& peer);
+  // INIT -> RTR -> RTS towards the peer's QPs (UD: also the AHs); peers[q]
+  // is QP q's peer. why says which QP failed.
+  Status connect_all(const std::vector<QpInfo>& peers, std::string& why);
   const QpInfo& peer(uint32_t q) const { return peers_[q]; }
 
   // Buffer addresses (this side) and the peer's, per the layout above.
@@ -69,6 +86,10 @@ class Endpoint {
   kbv_ah_t ah(uint32_t q) const { return ahs_.empty() ? KBV_HANDLE_NONE : ahs_[q].handle(); }
   Device& device() { return dev_; }
   uint32_t cq_depth() const { return cq_depth_; }
+  uint32_t ib_port() const { return cfg_.ib_port; }
+  uint32_t gid_index() const { return gid_index_; }
+  uint32_t max_rd_atomic() const { return max_rd_atomic_; }
+  uint32_t rq_depth() const { return rq_depth_; }
 
  private:
   Endpoint() = default;
@@ -82,8 +103,11 @@ class Endpoint {
 
   std::string uri_;
   TestParams params_;
+  EndpointConfig cfg_;
   unsigned side_ = 0;
+  uint32_t rq_depth_ = 1;
   Device dev_;
+  Eq eq_;  // control requests (creation, connection); QP async events
   Pd pd_;
   Cq send_cq_, recv_cq_;
   std::vector<Qp> qps_;

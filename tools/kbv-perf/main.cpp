@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// kbv-perf: perftest-style latency and bandwidth on kbv (RC RDMA WRITE, SEND,
-// RDMA READ, atomics; UD SEND), server and client in two processes that
-// exchange QP information over TCP, or --loopback with two model HCAs in one
-// process. Options in tools/perf/options.hpp; the phases in session.hpp.
-// Public API (kbv/kbv.hpp) only.
+// kbv-perf: perftest-style latency and bandwidth on kbv (RC/UC RDMA WRITE and
+// SEND, RC RDMA READ and atomics; UD SEND), server and client in two
+// processes that exchange QP information over TCP, or --loopback with two
+// model HCAs in one process. One multi-call binary: kbv_write_lat,
+// kbv_write_bw, ... kbv_atomic_bw are links to it (options.hpp). Options in
+// tools/perf/options.hpp; the phases in session.hpp; output in report.hpp
+// and plot.hpp. Public API (kbv/kbv.hpp) only.
 //
 // Exit status: 0 when every phase ran and its data was verified on both
-// sides, 1 on a failure (printed on stderr), 2 on a usage error.
+// sides (and --out_json/--raw/--plot were written), 1 on a failure (one line
+// on stderr), 2 on a usage error.
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <kbv/kbv.hpp>
@@ -21,6 +24,7 @@
 #include "kbv-perf/session.hpp"
 #include "perf/exchange.hpp"
 #include "perf/options.hpp"
+#include "perf/plot.hpp"
 #include "perf/progress.hpp"
 #include "perf/report.hpp"
 
@@ -42,24 +46,52 @@ std::string pick_device(const std::string& named, size_t index) {
   return fmt::format("sim:{}", index);
 }
 
-// Creates the endpoint, exchanges QP information, connects every QP.
-Result<std::unique_ptr<Endpoint>> connect_side(const std::string& uri, const TestParams& p,
-                                               unsigned side, Channel& ch, std::string& why) {
-  auto ep = Endpoint::create(uri, p, side);
-  if (!ep) {
-    why = fmt::format("{}: {}", uri, status_text(ep.status()));
-    return ep.status();
+// Creates the endpoint, tells the peer whether that worked, exchanges QP
+// information, connects every QP. On a failure why is one line (the peer's
+// failure, carried by its EP line, included).
+Result<std::unique_ptr<Endpoint>> connect_side(const std::string& uri, const Options& o,
+                                               const TestParams& p, unsigned side, Channel& ch,
+                                               bool verbose, std::string& why) {
+  EndpointConfig cfg;
+  cfg.ib_port = o.ib_port;
+  cfg.gid_index = o.gid_index;
+  auto ep = Endpoint::create(uri, p, cfg, side, why);
+  (void)ch.send_line(ep ? "EP ok" : "EP fail " + why);
+  if (!ep) return ep.status();
+  auto peer = ch.recv_line(kCtrlTimeout);
+  if (!peer) {
+    why = fmt::format("no answer from the {}: {}", side == 0 ? "server" : "client",
+                      status_text(peer.status()));
+    return peer.status();
   }
-  for (uint32_t q = 0; q < p.num_qps; ++q) {
-    auto peer = ch.exchange((*ep)->local_info(q), kCtrlTimeout);
-    if (!peer) {
-      why = fmt::format("QP information exchange: {}", status_text(peer.status()));
-      return peer.status();
+  if (*peer != "EP ok") {
+    why = fmt::format("the {} failed: {}", side == 0 ? "server" : "client",
+                      escape_peer_text(peer->starts_with("EP fail ") ? peer->substr(8) : *peer));
+    return KBV_ERR_IO;
+  }
+  std::vector<QpInfo> mine, theirs;
+  for (uint32_t q = 0; q < p.num_qps; ++q) mine.push_back((*ep)->local_info(q));
+  if (Status s = ch.exchange_all(mine, theirs, kCtrlTimeout); !s) {
+    why = fmt::format("QP information exchange: {}", status_text(s));
+    return s;
+  }
+  if (Status s = (*ep)->connect_all(theirs, why); !s) return s;
+  if (verbose) {
+    BannerInfo b;
+    b.device = (*ep)->uri();
+    b.server = side == 1;
+    b.mtu_bytes = (*ep)->mtu_bytes();
+    b.gid_index = (*ep)->gid_index();
+    b.rx_depth = (*ep)->rq_depth();
+    b.out_reads = (*ep)->max_rd_atomic();
+    b.events = o.events;
+    std::string text = format_banner(p, b);
+    for (uint32_t q = 0; q < p.num_qps; ++q) {
+      text += format_address(p, "local", mine[q]);
+      text += format_address(p, "remote", theirs[q]);
     }
-    if (Status s = (*ep)->connect(q, *peer); !s) {
-      why = fmt::format("connecting QP {}: {}", q, status_text(s));
-      return s;
-    }
+    fmt::print("{}", text);
+    std::fflush(stdout);
   }
   if (Status s = ch.sync("connected", kCtrlTimeout); !s) {
     why = fmt::format("sync after connect: {}", status_text(s));
@@ -68,8 +100,10 @@ Result<std::unique_ptr<Endpoint>> connect_side(const std::string& uri, const Tes
   return std::move(*ep);
 }
 
-// The server's side of one session on ch. Returns the exit status.
-int serve(Channel& ch, const std::string& device, bool quiet) {
+// The server's side of one session on ch. Returns the exit status. quiet
+// (loopback): no banner, and no message for a connection failure (the
+// client reports it).
+int serve(Channel& ch, const Options& o, const std::string& device, bool quiet) {
   auto line = ch.recv_line(kCtrlTimeout);
   if (!line) {
     fmt::print(stderr, "kbv-perf server: no test parameters: {}\n", status_text(line.status()));
@@ -83,19 +117,52 @@ int serve(Channel& ch, const std::string& device, bool quiet) {
   }
   (void)ch.send_line("OK");
   std::string why;
-  auto ep = connect_side(pick_device(device, quiet ? 1 : 0), *params, 1, ch, why);
+  auto ep =
+      connect_side(pick_device(device, quiet ? 1 : 0), o, *params, 1, ch, !quiet && !o.json, why);
   if (!ep) {
-    fmt::print(stderr, "kbv-perf server: {}\n", why);
+    // Loopback: the client prints the one line (its own failure, or this
+    // side's, which the EP line carried to it).
+    if (!quiet) fmt::print(stderr, "kbv-perf server: {}\n", why);
     return 1;
   }
   std::string detail;
-  Status s = run_server(**ep, ch, detail);
+  Status s = run_server(**ep, ch, o.events, detail);
   if (!s) {
     fmt::print(stderr, "kbv-perf server: {}: {}\n", status_text(s), detail);
     return 1;
   }
   if (!quiet) fmt::print("kbv-perf server: {} ({}): {}\n", (*ep)->uri(), "verified", detail);
   return 0;
+}
+
+// --out_json, --raw, --plot after a run. Returns false after printing why
+// one failed.
+bool write_outputs(const Options& o, const Report& rep) {
+  bool ok = true;
+  if (!o.json_file.empty()) {
+    std::FILE* f = std::fopen(o.json_file.c_str(), "w");
+    const std::string text = format_json(rep);
+    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+      fmt::print(stderr, "kbv-perf: cannot write {}\n", o.json_file);
+      ok = false;
+    }
+    if (f != nullptr && std::fclose(f) != 0) ok = false;
+  }
+  if (!o.raw_file.empty()) {
+    if (auto err = write_raw(o.raw_file, rep)) {
+      fmt::print(stderr, "kbv-perf: --raw: {}\n", *err);
+      ok = false;
+    }
+  }
+  if (!o.plot_file.empty()) {
+    if (auto err = draw_plot(o.plot_file, rep, find_plot_script())) {
+      fmt::print(stderr, "kbv-perf: {}\n", *err);
+      ok = false;
+    } else if (!o.json) {
+      fmt::print(" Plot           : {}\n", o.plot_file);
+    }
+  }
+  return ok;
 }
 
 // The client's side: parameters, connection, phases, report.
@@ -112,7 +179,7 @@ int run_as_client(Channel& ch, const Options& o, const std::string& device, cons
     return 1;
   }
   std::string why;
-  auto ep = connect_side(device, p, 0, ch, why);
+  auto ep = connect_side(device, o, p, 0, ch, !o.json, why);
   if (!ep) {
     fmt::print(stderr, "kbv-perf: {}\n", why);
     return 1;
@@ -120,18 +187,19 @@ int run_as_client(Channel& ch, const Options& o, const std::string& device, cons
   Progress progress(stdout, o.progress);
   SessionHooks hooks;
   hooks.progress = &progress;
+  hooks.events = o.events;
   if (!o.json) {
     hooks.on_table = [&](bool lat) {
-      fmt::print("{}{}\n", format_banner(p, (*ep)->uri(), lat),
-                 lat ? format_lat_header() : format_bw_header());
+      fmt::print("{}\n", lat ? format_lat_header() : format_bw_header(o.report_gbits));
       std::fflush(stdout);
     };
-    hooks.on_lat = [](const LatRow& r) {
+    hooks.on_lat = [&](const LatRow& r) {
+      if (o.histogram) fmt::print("{}\n", format_histogram(r));
       fmt::print("{}\n", format_lat_row(r));
       std::fflush(stdout);
     };
-    hooks.on_bw = [](const BwRow& r) {
-      fmt::print("{}\n", format_bw_row(r));
+    hooks.on_bw = [&](const BwRow& r) {
+      fmt::print("{}\n", format_bw_row(r, o.report_gbits));
       std::fflush(stdout);
     };
   }
@@ -160,7 +228,7 @@ int run_as_client(Channel& ch, const Options& o, const std::string& device, cons
     fmt::print(stderr, "kbv-perf: {}: {}\n", status_text(s), out.detail);
     return 1;
   }
-  return 0;
+  return write_outputs(o, rep) ? 0 : 1;
 }
 
 int run(const Options& o) {
@@ -180,7 +248,7 @@ int run(const Options& o) {
         fmt::print(stderr, "kbv-perf server: no client: {}\n", status_text(ch.status()));
         return 1;
       }
-      return serve(*ch, o.device, false);
+      return serve(*ch, o, o.device, false);
     }
     case Role::kClient: {
       auto ch = Channel::connect(o.host, o.port, 30s);
@@ -202,7 +270,7 @@ int run(const Options& o) {
       Channel client_ch(sv[0]);
       Channel server_ch(sv[1]);
       int server_rc = 0;
-      std::thread server([&] { server_rc = serve(server_ch, o.peer_device, true); });
+      std::thread server([&] { server_rc = serve(server_ch, o, o.peer_device, true); });
       int rc = run_as_client(client_ch, o, pick_device(o.device, 0), "loopback");
       client_ch = Channel();  // unblocks a server waiting for us after a failure
       server.join();
@@ -219,8 +287,15 @@ int main(int argc, char** argv) {
   auto parsed = kbv::perf::parse_options(argc, argv);
   if (!parsed.opts) {
     std::FILE* out = parsed.exit_code == 0 ? stdout : stderr;
-    fmt::print(out, "{}\n", parsed.message);
-    if (parsed.exit_code != 0) fmt::print(stderr, "Run with --help for the options.\n");
+    if (parsed.exit_code == 0) {
+      fmt::print(out, "{}\n", parsed.message);
+    } else {
+      // One line: the refusal and where the options are.
+      const std::string& m = parsed.message;
+      fmt::print(
+          out, "{}{} (--help lists the options)\n",
+          m.starts_with("kbv-perf") ? "" : "kbv-perf: ", m.substr(0, m.find_last_not_of('\n') + 1));
+    }
     return parsed.exit_code;
   }
   return kbv::perf::run(*parsed.opts);

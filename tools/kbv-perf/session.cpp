@@ -5,10 +5,12 @@
 
 #include <endian.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sched.h>
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -73,6 +75,12 @@ class Worker {
     recv_posted_.assign(ep.num_qps(), 0);
   }
 
+  // -e: wait for completions on CQ events (kbv_cq_arm, the eq's fd) instead
+  // of spinning. Starts the device's progress thread, which turns the
+  // firmware's completion EQEs into events while this thread sleeps.
+  Status enable_events();
+  uint64_t notifications() const { return notifications_; }
+
   // One phase; lat_row/bw_row filled on the client. nullopt when both sides
   // passed, else the failure.
   std::optional<Failure> phase(bool lat, uint64_t size, LatRow* lat_row, BwRow* bw_row);
@@ -104,6 +112,13 @@ class Worker {
   // nothing is outstanding), else reports the closed connection.
   Failure peer_gone();
 
+  // After a CQ poll found nothing: busy mode relaxes (relax()); event mode
+  // arms the CQ (send or receive) on the first empty poll and, once armed,
+  // sleeps on the eq's fd until a notification or kWatchPeriod (the loop
+  // polls the CQ between the two, so a completion that came before the arm
+  // is not waited for).
+  std::optional<Failure> relax_cq(uint64_t spin, bool recv);
+
   std::optional<Failure> lat_loop(uint64_t size, std::vector<uint64_t>& stamps);
   std::optional<Failure> bw_client(uint64_t size, std::vector<uint64_t>& posted,
                                    std::vector<uint64_t>& completed);
@@ -126,15 +141,64 @@ class Worker {
   uint64_t checks_ = 0;
   uint64_t watch_calls_ = 0;
   Clock::time_point next_watch_{};
+  bool events_ = false;
+  Eq ev_eq_;
+  int ev_fd_ = -1;
+  std::array<bool, 2> armed_{};  // send CQ, receive CQ
+  uint64_t arm_seq_ = 0;
+  uint64_t notifications_ = 0;
 };
+
+Status Worker::enable_events() {
+  auto eq = Eq::create(64);
+  if (!eq) return eq.status();
+  ev_eq_ = std::move(*eq);
+  auto fd = ev_eq_.fd();
+  if (!fd) return fd.status();
+  ev_fd_ = *fd;
+  if (Status s = ep_.device().start_progress_thread(); !s && s.code() != KBV_ERR_ALREADY_EXISTS) {
+    return s;
+  }
+  events_ = true;
+  return Status::ok();
+}
+
+std::optional<Failure> Worker::relax_cq(uint64_t spin, bool recv) {
+  if (!events_) {
+    relax(spin);
+    return std::nullopt;
+  }
+  Cq& cq = recv ? ep_.recv_cq() : ep_.send_cq();
+  if (!armed_[recv]) {
+    Status s = kbv_cq_arm(cq.handle(), 0, ev_eq_.handle(), ++arm_seq_);
+    if (s.is_error()) {
+      return Failure{s, fmt::format("kbv_cq_arm: {}", kbv_status_name(s.code()))};
+    }
+    armed_[recv] = true;
+    return std::nullopt;  // the caller polls once more before sleeping
+  }
+  pollfd pfd{ev_fd_, POLLIN, 0};
+  (void)::poll(&pfd, 1, static_cast<int>(kWatchPeriod.count()));
+  kbv_event_t ev[8];
+  auto n = ev_eq_.poll(ev);
+  if (!n) return Failure{n.status(), "kbv_eq_poll"};
+  for (uint32_t i = 0; i < *n; ++i) {
+    // One event per arm: the notification, or the arm cancelled/failed.
+    for (int c = 0; c < 2; ++c) {
+      Cq& which = c == 1 ? ep_.recv_cq() : ep_.send_cq();
+      if (ev[i].object == which.handle()) armed_[c] = false;
+    }
+    if (ev[i].type == KBV_EVENT_COMP_NOTIFY) ++notifications_;
+  }
+  return std::nullopt;
+}
 
 Failure Worker::wc_failure(const kbv_wc_t& wc, bool recv) const {
   static constexpr const char* kOp[] = {"WRITE", "SEND", "READ", "ATOMIC"};
   const char* op = recv ? "RECV" : kOp[static_cast<int>(p_.test)];
-  std::string what =
-      fmt::format("{} {} completion error {} on QP 0x{:x} (syndrome 0x{:x}, vendor 0x{:x})",
-                  p_.connection == Connection::kUd ? "UD" : "RC", op, short_status(wc.status),
-                  wc.qp_num, wc.syndrome, wc.vendor_err);
+  std::string what = fmt::format(
+      "{} {} completion error {} on QP 0x{:x} (syndrome 0x{:x}, vendor 0x{:x})",
+      to_string(p_.connection), op, short_status(wc.status), wc.qp_num, wc.syndrome, wc.vendor_err);
   if (ch_.peer_closed()) what += " (peer gone?)";
   return Failure{static_cast<kbv_status_t>(wc.status), what};
 }
@@ -305,7 +369,7 @@ std::optional<Failure> Worker::wait_outstanding_below(uint32_t q, uint32_t limit
   for (uint64_t spin = 0; outstanding_[q] >= limit; ++spin) {
     if (auto f = poll_send(nullptr)) return f;
     if (auto f = watch_peer()) return f;
-    relax(spin);
+    if (auto f = relax_cq(spin, false)) return f;
     if (Clock::now() > deadline)
       return Failure{KBV_ERR_TIMEOUT, "timed out waiting for send completions"};
   }
@@ -335,7 +399,7 @@ std::optional<Failure> Worker::wait_recv(uint64_t size, uint64_t iter, uint32_t*
       *q_out = q;
       return post_recv(q);
     }
-    relax(spin);
+    if (auto f = relax_cq(spin, true)) return f;
     if ((spin & 255) == 0) {
       if (auto f = poll_send(nullptr)) return f;
       if (auto f = watch_peer()) return f;
@@ -426,7 +490,9 @@ std::optional<Failure> Worker::bw_client(uint64_t size, std::vector<uint64_t>& p
       deadline = Clock::now() + kDataTimeout;
       if (progress_ != nullptr) progress_->update(total_done);
       idle = 0;
-    } else if (relax(idle++); Clock::now() > deadline) {
+    } else if (auto f = relax_cq(idle++, false)) {
+      return f;
+    } else if (Clock::now() > deadline) {
       return Failure{KBV_ERR_TIMEOUT, "timed out waiting for send completions"};
     }
   }
@@ -436,12 +502,13 @@ std::optional<Failure> Worker::bw_client(uint64_t size, std::vector<uint64_t>& p
 std::optional<Failure> Worker::bw_server(uint64_t size) {
   if (!send_test()) return std::nullopt;  // WRITE/READ: the server's memory only is used
   const uint64_t want = p_.bw_iters * ep_.num_qps();
-  const bool ud = p_.connection == Connection::kUd;
-  // RC delivers every message; UD may drop when no receive is posted, so the
+  const bool ud = p_.connection != Connection::kRc;
+  // RC delivers every message; UC and UD may drop when no receive is posted, so the
   // server also stops after the client says it is done and the wire is quiet.
   auto deadline = Clock::now() + kDataTimeout;
   bool client_done = false;
-  for (uint64_t idle = 0; received_ < want; relax(idle++)) {
+  for (uint64_t idle = 0; received_ < want;) {
+    if (auto f = relax_cq(idle++, true)) return f;
     kbv_wc_t wc;
     auto n = ep_.recv_cq().poll({&wc, 1});
     if (!n) return Failure{n.status(), "poll_cq (receive)"};
@@ -495,8 +562,8 @@ std::string Worker::check(bool lat, uint64_t size) {
       case Test::kSend: {
         // The receiver ends with the sender's last message.
         if (!ping_pong && client_) break;
-        if (p_.test == Test::kSend && !lat && p_.connection == Connection::kUd && received_ == 0) {
-          bad = "no UD message arrived";
+        if (p_.test == Test::kSend && !lat && p_.connection != Connection::kRc && received_ == 0) {
+          bad = fmt::format("no {} message arrived", to_string(p_.connection));
           break;
         }
         auto off = check_pattern({ep_.dst(q) + grh(), size}, peer_seed(q), tag);
@@ -544,7 +611,7 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
     run = lat_loop(size, stamps);
   } else if (client_) {
     run = bw_client(size, posted, completed);
-    if (!run && send_test() && p_.connection == Connection::kUd) {
+    if (!run && send_test() && p_.connection != Connection::kRc) {
       if (Status s = ch_.send_line("SENT"); !s) run = Failure{s, "send SENT"};
     }
   } else {
@@ -590,6 +657,7 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
     if (!s) return Failure{KBV_ERR_INTERNAL, "too few latency samples"};
     lat_row->bytes = size;
     lat_row->stats = *s;
+    lat_row->samples_us = latency_samples(stamps, p_.rtt_factor());
   } else if (client_) {
     auto s = bandwidth_stats(posted, completed, size, p_.no_peak);
     if (!s) return Failure{KBV_ERR_INTERNAL, "no bandwidth samples"};
@@ -659,6 +727,12 @@ DeviceStats device_stats(Endpoint& ep) {
 
 Status run_client(Endpoint& ep, Channel& ch, const SessionHooks& hooks, SessionOutcome& out) {
   Worker w(ep, ch, true, hooks.progress);
+  if (hooks.events) {
+    if (Status s = w.enable_events(); !s) {
+      out.detail = fmt::format("event mode (-e): {}", kbv_status_name(s.code()));
+      return s;
+    }
+  }
   const TestParams& p = ep.params();
   std::optional<Failure> fail;
   for (int kind = 0; kind < 2 && !fail; ++kind) {
@@ -697,11 +771,19 @@ Status run_client(Endpoint& ep, Channel& ch, const SessionHooks& hooks, SessionO
   if (Status s = ch.sync("done", kCtrlTimeout); !s) return s;
   out.verified = true;
   out.detail = fmt::format("{} phase(s) checked on both sides: data byte for byte", w.checks());
+  if (hooks.events) out.detail += fmt::format("; {} completion events", w.notifications());
+  out.notifications = w.notifications();
   return Status::ok();
 }
 
-Status run_server(Endpoint& ep, Channel& ch, std::string& detail) {
+Status run_server(Endpoint& ep, Channel& ch, bool events, std::string& detail) {
   Worker w(ep, ch, false, nullptr);
+  if (events) {
+    if (Status s = w.enable_events(); !s) {
+      detail = fmt::format("event mode (-e): {}", kbv_status_name(s.code()));
+      return s;
+    }
+  }
   for (int kind = 0; kind < 2; ++kind) {
     const bool lat = kind == 0;
     for (uint64_t size : sizes_to_run(ep, lat)) {

@@ -48,6 +48,7 @@ struct SessionOutcome {
   bool verified = false;
   std::string detail;                // what was checked, or the first failure
   std::vector<DeviceStats> devices;  // this side's, then the peer's
+  uint64_t notifications = 0;        // -e: completion events taken
 };
 
 struct SessionHooks {
@@ -55,13 +56,14 @@ struct SessionHooks {
   std::function<void(const LatRow&)> on_lat;
   std::function<void(const BwRow&)> on_bw;
   Progress* progress = nullptr;
+  bool events = false;  // -e: sleep on CQ events instead of busy polling
 };
 
 // Client side: runs every phase of ep.params(); fills out. An error status
 // when the session could not run to its end (out.detail says why).
 Status run_client(Endpoint& ep, Channel& ch, const SessionHooks& hooks, SessionOutcome& out);
-// Server side: follows the client's phases.
-Status run_server(Endpoint& ep, Channel& ch, std::string& detail);
+// Server side: follows the client's phases (events: -e on this side).
+Status run_server(Endpoint& ep, Channel& ch, bool events, std::string& detail);
 
 DeviceStats device_stats(Endpoint& ep);
 

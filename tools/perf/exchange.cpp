@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -98,10 +99,10 @@ Result<QpInfo> decode_qp_info(std::string_view line) {
 std::string encode(const TestParams& p) {
   return fmt::format(
       "PARAMS test={} conn={} atomic={} lat={} bw={} lat_sizes={} bw_sizes={} lat_iters={} "
-      "bw_iters={} tx_depth={} inline={} cq_mod={} qps={} no_peak={}",
+      "bw_iters={} tx_depth={} inline={} cq_mod={} qps={} no_peak={} mtu={} tos={}",
       to_string(p.test), to_string(p.connection), to_string(p.atomic), p.lat ? 1 : 0, p.bw ? 1 : 0,
       join_sizes(p.lat_sizes), join_sizes(p.bw_sizes), p.lat_iters, p.bw_iters, p.tx_depth,
-      p.inline_size, p.cq_mod, p.num_qps, p.no_peak ? 1 : 0);
+      p.inline_size, p.cq_mod, p.num_qps, p.no_peak ? 1 : 0, p.mtu, p.tos);
 }
 
 Result<TestParams> decode_params(std::string_view line) {
@@ -113,8 +114,8 @@ Result<TestParams> decode_params(std::string_view line) {
     kv[field.substr(0, eq)] = field.substr(eq + 1);
   }
   static constexpr std::string_view kKeys[] = {
-      "test",      "conn",     "atomic",   "lat",    "bw",     "lat_sizes", "bw_sizes",
-      "lat_iters", "bw_iters", "tx_depth", "inline", "cq_mod", "qps",       "no_peak"};
+      "test",     "conn",     "atomic", "lat",    "bw",  "lat_sizes", "bw_sizes", "lat_iters",
+      "bw_iters", "tx_depth", "inline", "cq_mod", "qps", "no_peak",   "mtu",      "tos"};
   if (kv.size() != std::size(kKeys)) return KBV_ERR_INVALID_ARGUMENT;
   for (auto k : kKeys) {
     if (!kv.contains(k)) return KBV_ERR_INVALID_ARGUMENT;
@@ -127,6 +128,8 @@ Result<TestParams> decode_params(std::string_view line) {
   if (!found) return KBV_ERR_INVALID_ARGUMENT;
   if (kv["conn"] == "RC") {
     p.connection = Connection::kRc;
+  } else if (kv["conn"] == "UC") {
+    p.connection = Connection::kUc;
   } else if (kv["conn"] == "UD") {
     p.connection = Connection::kUd;
   } else {
@@ -148,7 +151,8 @@ Result<TestParams> decode_params(std::string_view line) {
       !parse_sizes(kv["lat_sizes"], p.lat_sizes) || !parse_sizes(kv["bw_sizes"], p.bw_sizes) ||
       !parse_num(kv["lat_iters"], p.lat_iters) || !parse_num(kv["bw_iters"], p.bw_iters) ||
       !parse_num(kv["tx_depth"], p.tx_depth) || !parse_num(kv["inline"], p.inline_size) ||
-      !parse_num(kv["cq_mod"], p.cq_mod) || !parse_num(kv["qps"], p.num_qps)) {
+      !parse_num(kv["cq_mod"], p.cq_mod) || !parse_num(kv["qps"], p.num_qps) ||
+      !parse_num(kv["mtu"], p.mtu) || !parse_num(kv["tos"], p.tos)) {
     return KBV_ERR_INVALID_ARGUMENT;
   }
   if (validate(p)) return KBV_ERR_INVALID_ARGUMENT;
@@ -285,6 +289,28 @@ Result<QpInfo> Channel::exchange(const QpInfo& mine, std::chrono::milliseconds t
   auto line = recv_line(timeout);
   if (!line) return line.status();
   return decode_qp_info(*line);
+}
+
+Status Channel::exchange_all(std::span<const QpInfo> mine, std::vector<QpInfo>& peers,
+                             std::chrono::milliseconds timeout) {
+  // Chunks of kExchangeChunk lines each way: both sides send a chunk before
+  // reading one, and a chunk (under 8 KiB) always fits the socket buffer.
+  peers.clear();
+  peers.reserve(mine.size());
+  for (size_t at = 0; at < mine.size(); at += kExchangeChunk) {
+    const size_t n = std::min(kExchangeChunk, mine.size() - at);
+    for (size_t i = 0; i < n; ++i) {
+      if (Status s = send_line(encode(mine[at + i])); !s) return s;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      auto line = recv_line(timeout);
+      if (!line) return line.status();
+      auto q = decode_qp_info(*line);
+      if (!q) return q.status();
+      peers.push_back(*q);
+    }
+  }
+  return Status::ok();
 }
 
 Status Channel::sync(std::string_view tag, std::chrono::milliseconds timeout) {

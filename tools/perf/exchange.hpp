@@ -11,7 +11,7 @@
 // capture of the exchange is readable:
 //   PARAMS test=write conn=RC atomic=FETCH_AND_ADD lat=1 bw=1 lat_sizes=2,4
 //          bw_sizes=65536 lat_iters=1000 bw_iters=5000 tx_depth=128 inline=0
-//          cq_mod=100 qps=1 no_peak=0                       (one line)
+//          cq_mod=100 qps=1 no_peak=0 mtu=0 tos=256          (one line)
 //   QP <lid>:<qpn>:<psn>:<rkey>:<vaddr>:<qkey>:<mtu>:<mac>:<gid>   (hex fields)
 //   SYNC <tag>                                               (barrier)
 //   RESULT <tag> <text>                                      (verification)
@@ -27,14 +27,17 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "perf/options.hpp"
 
 namespace kbv::perf {
 
 inline constexpr size_t kMaxLine = 4096;
+inline constexpr size_t kExchangeChunk = 64;  // QP lines sent before reading the peer's
 
 // What one side tells the other about one of its QPs and its buffer.
 struct QpInfo {
@@ -84,6 +87,10 @@ class Channel {
   // Send ours, then read theirs (both sides may call it at once: the lines are
   // small enough never to block on the socket buffer).
   Result<QpInfo> exchange(const QpInfo& mine, std::chrono::milliseconds timeout);
+  // The QP information of every QP, in chunks of kExchangeChunk lines (both
+  // sides call it with as many QPs); peers gets the peer's, in order.
+  Status exchange_all(std::span<const QpInfo> mine, std::vector<QpInfo>& peers,
+                      std::chrono::milliseconds timeout);
   // Both sides reach the same tag before either goes on.
   Status sync(std::string_view tag, std::chrono::milliseconds timeout);
   // Non-blocking: true when the peer closed the connection or it failed

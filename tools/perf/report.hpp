@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// kbv-perf output: perftest's tables (linux-rdma/perftest
-// src/perftest_parameters.h RESULT_FMT_LAT / RESULT_FMT: the same column
-// headings and order) and the same figures as JSON.
+// kbv-perf output: perftest 4.5's layout (linux-rdma/perftest v4.5-0.17:
+// src/perftest_parameters.c ctx_print_test_info for the banner,
+// src/perftest_communication.c ctx_print_pingpong_data for the address
+// lines, src/perftest_parameters.h RESULT_FMT*, REPORT_FMT* for the tables:
+// the same headings, widths and separators), and the same figures as JSON
+// (nlohmann-json).
 //
-// Latency table:
+// Latency table (RESULT_FMT_LAT / REPORT_FMT_LAT):
 //  #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]
 //    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]
-// Bandwidth table:
+// Bandwidth table (RESULT_FMT / RESULT_FMT_G with --report_gbits, REPORT_FMT):
 //  #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
 //
 // Pure formatting; thread-compatible.
@@ -18,17 +21,20 @@
 #include <string>
 #include <vector>
 
+#include "perf/exchange.hpp"
 #include "perf/options.hpp"
 #include "perf/stats.hpp"
 
 namespace kbv::perf {
 
+// perftest RESULT_LINE (without its newline).
 inline constexpr const char* kResultLine =
     "---------------------------------------------------------------------------------------";
 
 struct LatRow {
   uint64_t bytes = 0;
   LatencyStats stats;
+  std::vector<double> samples_us;  // per iteration, in order (latency_samples)
 };
 struct BwRow {
   uint64_t bytes = 0;
@@ -56,14 +62,34 @@ struct Report {
   std::string verify_detail;  // what was checked, or what differed
 };
 
-// Banner naming the test, as perftest prints before its table.
-std::string format_banner(const TestParams& p, const std::string& device, bool lat);
+// What the banner shows besides the test parameters.
+struct BannerInfo {
+  std::string device;
+  bool server = false;     // perftest prints TX depth on the client, RX depth on a SEND server
+  uint32_t mtu_bytes = 0;  // the path MTU
+  uint32_t gid_index = 0;
+  uint32_t rx_depth = 0;   // receives posted per QP (SEND)
+  uint32_t out_reads = 0;  // READ/atomic: outstanding reads (max_rd_atomic)
+  bool events = false;
+};
+
+// The banner perftest prints before the connection (ctx_print_test_info),
+// ending in a RESULT_LINE.
+std::string format_banner(const TestParams& p, const BannerInfo& b);
+// One QP's address line(s) (" local address: LID 0000 QPN 0x0108 PSN ..."
+// and its GID line); side is "local" or "remote".
+std::string format_address(const TestParams& p, const char* side, const QpInfo& q);
+// Heading of a table: RESULT_LINE and the column names.
 std::string format_lat_header();
 std::string format_lat_row(const LatRow& r);
-std::string format_bw_header();
-std::string format_bw_row(const BwRow& r);
+std::string format_bw_header(bool gbits);
+std::string format_bw_row(const BwRow& r, bool gbits);
+// -H: perftest's "#, usec" list of the sorted samples (after the measure
+// tail is dropped), then the table heading again.
+std::string format_histogram(const LatRow& r);
 // The whole report as one JSON object: test, atomic_type (atomics), connection, role,
 // device, params, latency[], bandwidth[], device_stats[], verified, verify_detail.
+// Figures that are not finite are null.
 std::string format_json(const Report& r);
 
 }  // namespace kbv::perf

@@ -62,6 +62,16 @@ std::optional<LatencyStats> latency_stats(std::span<const uint64_t> stamps_ns,
   return s;
 }
 
+std::vector<double> latency_samples(std::span<const uint64_t> stamps_ns, unsigned rtt_factor) {
+  std::vector<double> v;
+  if (rtt_factor == 0 || stamps_ns.size() < 2) return v;
+  v.reserve(stamps_ns.size() - 1);
+  for (size_t i = 0; i + 1 < stamps_ns.size(); ++i) {
+    v.push_back(static_cast<double>(stamps_ns[i + 1] - stamps_ns[i]) / (1000.0 * rtt_factor));
+  }
+  return v;
+}
+
 std::optional<BandwidthStats> bandwidth_stats(std::span<const uint64_t> posted_ns,
                                               std::span<const uint64_t> completed_ns,
                                               uint64_t msg_size, bool no_peak) {

@@ -60,6 +60,11 @@ struct LatencyStats {
 // few stamps, they go backwards, or rtt_factor is 0.
 std::optional<LatencyStats> latency_stats(std::span<const uint64_t> stamps_ns, unsigned rtt_factor);
 
+// The samples behind latency_stats, in iteration order: (stamps[i+1] -
+// stamps[i]) / rtt_factor in microseconds (iters - 1 of them; empty when
+// rtt_factor is 0 or fewer than 2 stamps). For --raw, --plot and -H.
+std::vector<double> latency_samples(std::span<const uint64_t> stamps_ns, unsigned rtt_factor);
+
 struct BandwidthStats {
   uint64_t messages = 0;     // work requests measured (iterations x QPs)
   double bw_peak_mbs = 0;    // MB/sec (2^20 bytes/s)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "perf/progress.hpp"
 
@@ -50,7 +51,7 @@ TEST(PerfReport, TableHeadingsAsPerftest) {
         "t_stdev[usec]", "99% percentile[usec]", "99.9% percentile[usec]"}) {
     EXPECT_NE(lat.find(h), std::string::npos) << h;
   }
-  const std::string bw = format_bw_header();
+  const std::string bw = format_bw_header(false);
   for (const char* h :
        {"#bytes", "#iterations", "BW peak[MB/sec]", "BW average[MB/sec]", "MsgRate[Mpps]"}) {
     EXPECT_NE(bw.find(h), std::string::npos) << h;
@@ -61,35 +62,95 @@ TEST(PerfReport, TableHeadingsAsPerftest) {
   for (const char* v : {"1000", "1.25", "9.50", "2.50", "2.75", "0.50", "7.00", "9.00"}) {
     EXPECT_NE(row.find(v), std::string::npos) << v;
   }
-  const std::string brow = format_bw_row(r.bw[0]);
+  const std::string brow = format_bw_row(r.bw[0], false);
   EXPECT_NE(brow.find("65536"), std::string::npos);
   EXPECT_NE(brow.find("1234.50"), std::string::npos);
   EXPECT_NE(brow.find("0.019752"), std::string::npos);
+  // --report_gbits: perftest's RESULT_FMT_G; 1234.5 MiB/s = 10.36 Gb/s.
+  EXPECT_NE(format_bw_header(true).find("BW average[Gb/sec]"), std::string::npos);
+  EXPECT_NE(format_bw_row(r.bw[0], true).find("10.36"), std::string::npos);
 }
 
-TEST(PerfReport, JsonHasEveryField) {
-  const std::string j = format_json(sample());
-  for (const char* k : {"\"test\": \"write\"",       "\"connection\": \"RC\"",
-                        "\"role\": \"loopback\"",    "\"device\": \"sim:0\"",
-                        "\"t_min_usec\": 1.250",     "\"t_max_usec\": 9.500",
-                        "\"t_typical_usec\": 2.500", "\"t_avg_usec\": 2.750",
-                        "\"t_stdev_usec\": 0.500",   "\"p99_usec\": 7.000",
-                        "\"p99_9_usec\": 9.000",     "\"bw_peak_mbs\": null",
-                        "\"bw_avg_mbs\": 1234.500",  "\"msg_rate_mpps\": 0.019752",
-                        "\"fw_cmds_in_flight\": 0",  "\"fw_cmds_in_flight_max\": 7",
-                        "\"side\": \"client\"",      "\"fw_cmds_completed\": 120",
-                        "\"verified\": true",        "\"verify_detail\": \"all \\\"good\\\"\"",
-                        "\"lat_sizes\": [2]",        "\"num_qps\": 1"}) {
-    EXPECT_NE(j.find(k), std::string::npos) << k << "\n" << j;
+// The JSON parsed back (nlohmann-json): every field with its value; NaN ->
+// null; a peer's text with control characters and invalid UTF-8 survives as
+// valid JSON.
+TEST(PerfReport, JsonParsesBackWithEveryField) {
+  Report r = sample();
+  r.verify_detail = "all \"good\"\n\x01\xff";
+  const auto j = nlohmann::json::parse(format_json(r));
+  EXPECT_EQ(j["test"], "write");
+  EXPECT_EQ(j["connection"], "RC");
+  EXPECT_EQ(j["role"], "loopback");
+  EXPECT_EQ(j["device"], "sim:0");
+  EXPECT_FALSE(j.contains("atomic_type"));
+  const auto& l = j["latency"].at(0);
+  EXPECT_EQ(l["bytes"], 2);
+  EXPECT_EQ(l["iterations"], 1000);
+  EXPECT_DOUBLE_EQ(l["t_min_usec"].get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(l["t_max_usec"].get<double>(), 9.5);
+  EXPECT_DOUBLE_EQ(l["t_typical_usec"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(l["t_avg_usec"].get<double>(), 2.75);
+  EXPECT_DOUBLE_EQ(l["t_stdev_usec"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(l["p99_usec"].get<double>(), 7.0);
+  EXPECT_DOUBLE_EQ(l["p99_9_usec"].get<double>(), 9.0);
+  const auto& b = j["bandwidth"].at(0);
+  EXPECT_EQ(b["bytes"], 65536);
+  EXPECT_EQ(b["iterations"], 5000);
+  EXPECT_TRUE(b["bw_peak_mbs"].is_null());
+  EXPECT_DOUBLE_EQ(b["bw_avg_mbs"].get<double>(), 1234.5);
+  EXPECT_NEAR(b["bw_avg_gbps"].get<double>(), 10.356, 0.001);
+  EXPECT_DOUBLE_EQ(b["msg_rate_mpps"].get<double>(), 0.019752);
+  EXPECT_EQ(b["peak_computed"], false);
+  const auto& d = j["device_stats"].at(0);
+  EXPECT_EQ(d["side"], "client");
+  EXPECT_EQ(d["device"], "sim:0");
+  EXPECT_EQ(d["fw_cmds_in_flight"], 0);
+  EXPECT_EQ(d["fw_cmds_in_flight_max"], 7);
+  EXPECT_EQ(d["fw_cmds_completed"], 120);
+  EXPECT_EQ(j["verified"], true);
+  const std::string detail = j["verify_detail"];
+  EXPECT_EQ(detail.substr(0, 12), "all \"good\"\n\x01");
+  EXPECT_EQ(j["params"]["lat_sizes"], nlohmann::json::array({2}));
+  EXPECT_EQ(j["params"]["num_qps"], 1);
+  EXPECT_TRUE(j["params"]["tos"].is_null());
+  r.params.test = perf::Test::kAtomic;
+  r.params.tos = 32;
+  const auto a = nlohmann::json::parse(format_json(r));
+  EXPECT_EQ(a["atomic_type"], "FETCH_AND_ADD");
+  EXPECT_EQ(a["params"]["tos"], 32);
+}
+
+// perftest's banner and address lines (ctx_print_test_info,
+// ctx_print_pingpong_data) and -H's sample list.
+TEST(PerfReport, BannerAddressesAndHistogramAsPerftest) {
+  TestParams p;
+  p.lat = true;
+  p.bw = false;
+  BannerInfo b;
+  b.device = "sim:0";
+  b.mtu_bytes = 4096;
+  b.gid_index = 3;
+  const std::string banner = format_banner(p, b);
+  for (const char* line :
+       {"                    RDMA_Write Latency Test\n",
+        " Number of qps   : 1\t\tTransport type : IB\n",
+        " Connection type : RC\t\tUsing SRQ      : OFF\n", " TX depth        : 1\n",
+        " Mtu             : 4096[B]\n", " GID index       : 3\n", " Max inline data : 0[B]\n"}) {
+    EXPECT_NE(banner.find(line), std::string::npos) << line << "\n" << banner;
   }
-  // Balanced braces/brackets (no string in the sample holds one).
-  int braces = 0, brackets = 0;
-  for (char c : j) {
-    braces += c == '{' ? 1 : c == '}' ? -1 : 0;
-    brackets += c == '[' ? 1 : c == ']' ? -1 : 0;
-  }
-  EXPECT_EQ(braces, 0);
-  EXPECT_EQ(brackets, 0);
+  QpInfo q;
+  q.qpn = 0x108;
+  q.psn = 0xa1b2c3;
+  q.rkey = 0x201;
+  q.vaddr = 0x7f00001000;
+  q.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 127, 0, 0, 1};
+  EXPECT_EQ(format_address(p, "local", q),
+            " local address: LID 0000 QPN 0x0108 PSN 0xa1b2c3 RKey 0x000201 VAddr "
+            "0x00007f00001000\n GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:01\n");
+  LatRow row;
+  row.samples_us = {3.0, 1.0, 2.0, 9.0, 8.0};
+  const std::string h = format_histogram(row);
+  EXPECT_EQ(h.substr(0, 26), "#, usec\n1, 1\n2, 2\n3, 3\n---");  // sorted, the 2 largest dropped
 }
 
 TEST(PerfProgress, RenderAndNoTerminalNoOutput) {
