@@ -203,7 +203,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
         entries));
   }
   const Entry e = entry.value_or(Entry{});
-  const std::string prog = entry ? e.name() : "kbv-perf";
+  const std::string prog = entry ? e.name() : "kbv-perf <test>";
 
   CLI::App app{
       fmt::format("{}: perftest-style {} {} on kbv (perftest's flags and output).\n"
