@@ -208,6 +208,9 @@ TEST_F(IbverbsFast, WriteWithImmCarriesTheImmediateInNetworkOrder) {
   EXPECT_EQ(sc[0].status, IBV_WC_SUCCESS) << static_cast<int>(sc[0].status);
   EXPECT_EQ(sc[0].wr_id, 5u);
   EXPECT_EQ(sc[0].opcode, IBV_WC_RDMA_WRITE);
+  // rdma-core mlx5 handle_good_req: the requester's completion of a
+  // *_WITH_IMM says so too.
+  EXPECT_TRUE(sc[0].wc_flags & IBV_WC_WITH_IMM);
   EXPECT_EQ(sc[0].qp_num, a.qp.qpx.qp_base.qp_num);
 
   auto rc = poll_n(b.icq(), 1);

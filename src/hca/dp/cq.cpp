@@ -100,13 +100,19 @@ namespace {
 [[gnu::always_inline]] inline void decode_good(const mlx5_cqe64& cqe, uint8_t opcode,
                                                uint64_t wr_id, uint32_t qpn, WorkCompletion& wc) {
   if (opcode == MLX5_CQE_REQ) {
-    const WcOpcode op = req_opcode(static_cast<uint8_t>(be32toh(cqe.sop_drop_qpn) >> 24));
+    const uint8_t wqe_op = static_cast<uint8_t>(be32toh(cqe.sop_drop_qpn) >> 24);
+    const WcOpcode op = req_opcode(wqe_op);
     uint32_t len = 0;
     if (op == WcOpcode::kRdmaRead)
       len = be32toh(cqe.byte_cnt);
     else if (op == WcOpcode::kAtomicCs || op == WcOpcode::kAtomicFa)
       len = 8;
-    fill(wc, wr_id, KBV_SUCCESS, op, len, 0, 0, qpn, 0);
+    // handle_good_req: SEND_IMM / RDMA_WRITE_IMM completions say WITH_IMM
+    // (imm itself is the responder's; 0 here).
+    const uint32_t flags =
+        (wqe_op == MLX5_OPCODE_SEND_IMM || wqe_op == MLX5_OPCODE_RDMA_WRITE_IMM) ? wc_flags::kImm
+                                                                                : 0;
+    fill(wc, wr_id, KBV_SUCCESS, op, len, 0, flags, qpn, 0);
     return;
   }
   const uint32_t len = be32toh(cqe.byte_cnt);

@@ -17,7 +17,8 @@
 // handle_responder; all fields big-endian):
 //   qpn       = sop_drop_qpn & 0xFFFFFF (byte 56)
 //   MLX5_CQE_REQ (0): opcode from sop_drop_qpn >> 24 (the WQE's MLX5_OPCODE);
-//             byte_len = byte_cnt for READ, 8 for atomics, else 0; wr_id =
+//             byte_len = byte_cnt for READ, 8 for atomics, else 0; kImm
+//             (imm 0) for SEND_IMM and RDMA_WRITE_IMM; wr_id =
 //             the SQ slot of wqe_counter (byte 60), which also frees the
 //             send ring up to the end of that WQE (SendQueue::complete).
 //   MLX5_CQE_RESP_SEND (2), RESP_SEND_IMM (3), RESP_WR_IMM (1),

@@ -308,6 +308,8 @@ TEST_F(IbvTest, RcSendWithImmediateAndWrite) {
   ibv_wc wc = poll_one(scq);
   EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
   EXPECT_EQ(wc.wr_id, 5u);
+  EXPECT_EQ(wc.opcode, IBV_WC_SEND);
+  EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);  // mlx5 handle_good_req
   wc = poll_one(rcq);
   EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
   EXPECT_EQ(wc.wr_id, 77u);
