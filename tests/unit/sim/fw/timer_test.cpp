@@ -34,16 +34,30 @@ TEST(FwTimers, PostAndPostAfterRunOnTheFirmwareThread) {
   std::atomic<int> order{0};
   std::atomic<int> now_at{-1}, later_at{-1};
   std::thread::id fw_thread, caller = std::this_thread::get_id();
-  fw.post_after(20ms, [&] { later_at = order++; });
+  // An immediate task does not wait behind a delayed one that is pending
+  // (an hour away: no machine load can make it due during the test).
+  std::atomic<bool> far_ran{false};
+  fw.post_after(1h, [&] { far_ran = true; });
   fw.post([&] {
     now_at = order++;
     fw_thread = std::this_thread::get_id();
   });
+  ASSERT_TRUE(wait_for([&] { return now_at.load() >= 0; }));
+  EXPECT_FALSE(far_ran.load());
+  // A delayed task runs on the firmware thread, never early.
+  std::atomic<std::chrono::steady_clock::time_point> later_ran{};
+  const auto t0 = std::chrono::steady_clock::now();
+  fw.post_after(20ms, [&] {
+    later_ran = std::chrono::steady_clock::now();
+    later_at = order++;
+  });
   ASSERT_TRUE(wait_for([&] { return later_at.load() >= 0; }));
-  EXPECT_EQ(now_at.load(), 0);  // the immediate task ran first
+  EXPECT_GE(later_ran.load() - t0, 20ms);
+  EXPECT_EQ(now_at.load(), 0);
   EXPECT_EQ(later_at.load(), 1);
   EXPECT_NE(fw_thread, caller);
-  fw.stop();
+  fw.stop();  // drops the task still pending
+  EXPECT_FALSE(far_ran.load());
 }
 
 class FwInitHook : public ::testing::Test {
