@@ -102,7 +102,8 @@ struct Endpoint {
     return false;
   }
 
-  bool open(const std::string& uri) {
+  // cqe: the CQ's entries; depth: each QP's send and receive queue depth.
+  bool open(const std::string& uri, uint32_t cqe = 256, uint32_t depth = 32) {
     kbv_status_t st = kbv_device_open(uri.c_str(), nullptr, KBV_EQ_NONE, 0, &dev);
     if (st != KBV_SUCCESS) return fail("open", st);
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -115,7 +116,7 @@ struct Endpoint {
     }
     if ((st = kbv_pd_alloc(dev, KBV_EQ_NONE, 0, &pd)) != KBV_SUCCESS) return fail("pd", st);
     kbv_cq_attr_t ca{};
-    ca.cqe = 256;
+    ca.cqe = cqe;
     if ((st = kbv_cq_create(dev, &ca, KBV_EQ_NONE, 0, &cq)) != KBV_SUCCESS) return fail("cq", st);
     const uint32_t acc = KBV_ACCESS_LOCAL_WRITE | KBV_ACCESS_REMOTE_WRITE | KBV_ACCESS_REMOTE_READ |
                          KBV_ACCESS_REMOTE_ATOMIC;
@@ -126,7 +127,7 @@ struct Endpoint {
       kbv_qp_init_attr_t qa{};
       qa.qp_type = type;
       qa.send_cq = qa.recv_cq = cq;
-      qa.cap = {32, 32, 1, 1, 64};
+      qa.cap = {depth, depth, 1, 1, 64};
       st = kbv_qp_create(pd, &qa, KBV_EQ_NONE, 0, type == KBV_QPT_RC ? &rc : &ud);
       if (st != KBV_SUCCESS) return fail("qp", st);
     }
