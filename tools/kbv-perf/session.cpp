@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// kbv-perf phases: latency and bandwidth loops, data checks (session.hpp).
+// kbv-perf phases: the Worker's completions, waits, checks and phase protocol
+// (worker.hpp; the loops are in loops.cpp), run_client and run_server (session.hpp).
 #include "kbv-perf/session.hpp"
 
 #include <endian.h>
@@ -15,139 +16,11 @@
 #include <optional>
 #include <thread>
 
+#include "kbv-perf/worker.hpp"
 #include "perf/pattern.hpp"
 #include "perf/stats.hpp"
 
 namespace kbv::perf {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-uint8_t load_byte(const uint8_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-
-// Busy-polling as perftest does, but giving the CPU away every 64 empty
-// polls: on the HCA model the "hardware" is threads of this machine, which a
-// spinning benchmark on few cores would otherwise starve.
-void relax(uint64_t spin) {
-  if ((spin & 63) == 63) sched_yield();
-}
-
-uint64_t wr_id(uint32_t q, uint64_t k) { return (static_cast<uint64_t>(q) << 40) | k; }
-uint32_t wr_qp(uint64_t id) { return static_cast<uint32_t>(id >> 40); }
-uint64_t wr_index(uint64_t id) { return id & ((1ull << 40) - 1); }
-
-// "RETRY_EXCEEDED" for KBV_ERR_RETRY_EXCEEDED: the completion status as
-// perftest's messages name it.
-std::string_view short_status(int32_t st) {
-  std::string_view n = kbv_status_name(static_cast<kbv_status_t>(st));
-  if (n.starts_with("KBV_ERR_")) n.remove_prefix(8);
-  return n;
-}
-
-// How long a side waits, once the peer's control connection closed, for the
-// completion error that says why (an RC requester gives up after
-// retry_cnt + 1 ack timeouts: 8 x 67 ms, endpoint.cpp).
-constexpr std::chrono::milliseconds kPeerGoneGrace{1500};
-// How often the wait loops look at the control connection.
-constexpr std::chrono::milliseconds kWatchPeriod{2};
-// wr_id of the probe posted when the peer's connection closed with nothing
-// outstanding (an index no phase reaches).
-constexpr uint64_t kProbeIndex = (1ull << 40) - 1;
-
-// A failed phase: the status and what happened.
-struct Failure {
-  Status status;
-  std::string what;
-};
-
-class Worker {
- public:
-  Worker(Endpoint& ep, Channel& ch, bool client, Progress* progress)
-      : ep_(ep), ch_(ch), client_(client), progress_(progress), p_(ep.params()) {
-    outstanding_.assign(ep.num_qps(), 0);
-    recv_posted_.assign(ep.num_qps(), 0);
-  }
-
-  // -e: wait for completions on CQ events (kbv_cq_arm, the eq's fd) instead
-  // of spinning. Starts the device's progress thread, which turns the
-  // firmware's completion EQEs into events while this thread sleeps.
-  Status enable_events();
-  uint64_t notifications() const { return notifications_; }
-
-  // One phase; lat_row/bw_row filled on the client. nullopt when both sides
-  // passed, else the failure.
-  std::optional<Failure> phase(bool lat, uint64_t size, LatRow* lat_row, BwRow* bw_row);
-  uint64_t checks() const { return checks_; }
-
- private:
-  uint32_t grh() const { return p_.connection == Connection::kUd ? kGrhBytes : 0; }
-  uint32_t src_seed(uint32_t q) const { return pattern_seed(ep_.side(), q); }
-  uint32_t peer_seed(uint32_t q) const { return pattern_seed(1 - ep_.side(), q); }
-  bool send_test() const { return p_.test == Test::kSend; }
-
-  std::optional<Failure> prepare(uint64_t size);
-  std::optional<Failure> post_recv(uint32_t q);
-  std::optional<Failure> post_one(uint32_t q, uint64_t k, uint64_t size, bool signaled,
-                                  uint64_t iter);
-  // Polls the send CQ once; retires completions (bw: stamps them).
-  std::optional<Failure> poll_send(std::vector<uint64_t>* completed_ns);
-  // Waits for the next receive completion (any QP); returns its QP.
-  std::optional<Failure> wait_recv(uint64_t size, uint64_t iter, uint32_t* q_out);
-  std::optional<Failure> wait_outstanding_below(uint32_t q, uint32_t limit);
-  std::optional<Failure> wait_byte(const uint8_t* p, uint8_t v);
-  // A completion error as "RC WRITE completion error RETRY_EXCEEDED ...",
-  // with "(peer gone?)" when the control connection has closed.
-  Failure wc_failure(const kbv_wc_t& wc, bool recv) const;
-  // Every kWatchPeriod: the control connection closed -> peer_gone().
-  std::optional<Failure> watch_peer();
-  // The peer's connection closed: waits up to kPeerGoneGrace for the
-  // completion error that ends the run (posting a probe WRITE on RC when
-  // nothing is outstanding), else reports the closed connection.
-  Failure peer_gone();
-
-  // After a CQ poll found nothing: busy mode relaxes (relax()); event mode
-  // arms the CQ (send or receive) on the first empty poll and, once armed,
-  // sleeps on the eq's fd until a notification or kWatchPeriod (the loop
-  // polls the CQ between the two, so a completion that came before the arm
-  // is not waited for).
-  std::optional<Failure> relax_cq(uint64_t spin, bool recv);
-
-  std::optional<Failure> lat_loop(uint64_t size, std::vector<uint64_t>& stamps);
-  std::optional<Failure> bw_client(uint64_t size, std::vector<uint64_t>& posted,
-                                   std::vector<uint64_t>& completed);
-  std::optional<Failure> bw_server(uint64_t size);
-  // This side's data check after the loop: "" when fine, else what differs.
-  std::string check(bool lat, uint64_t size);
-
-  Endpoint& ep_;
-  Channel& ch_;
-  bool client_;
-  Progress* progress_;
-  const TestParams& p_;
-  std::vector<uint32_t> outstanding_;  // send WRs posted, not yet retired, per QP
-  std::vector<uint32_t> recv_posted_;  // receives posted per QP
-  std::vector<uint64_t> sent_;         // bw: WRs posted per QP
-  std::vector<uint64_t> done_;         // bw: WRs retired per QP
-  std::vector<std::vector<uint64_t>> global_;
-  uint64_t received_ = 0;          // receive completions in the current phase
-  std::optional<bool> atomic_be_;  // atomic replies big-endian (decided on the first reply)
-  uint64_t checks_ = 0;
-  uint64_t watch_calls_ = 0;
-  Clock::time_point next_watch_{};
-  bool events_ = false;
-  Eq ev_eq_;
-  int ev_fd_ = -1;
-  std::array<bool, 2> armed_{};  // send CQ, receive CQ
-  uint64_t arm_seq_ = 0;
-  uint64_t notifications_ = 0;
-};
 
 Status Worker::enable_events() {
   auto eq = Eq::create(64);
@@ -408,147 +281,6 @@ std::optional<Failure> Worker::wait_recv(uint64_t size, uint64_t iter, uint32_t*
     }
   }
 }
-
-std::optional<Failure> Worker::lat_loop(uint64_t size, std::vector<uint64_t>& stamps) {
-  const uint64_t iters = p_.lat_iters;
-  const uint32_t sq_limit = std::max<uint32_t>(p_.tx_depth, 16);
-  const bool one_sided = p_.test == Test::kRead || p_.test == Test::kAtomic;
-  if (one_sided && !client_) return std::nullopt;  // the server's memory only is used
-  stamps.assign(client_ ? iters : 0, 0);
-  uint8_t* tag_byte = ep_.src(0) + size - 1;
-  for (uint64_t i = 0; i < iters; ++i) {
-    if (client_ && progress_ != nullptr && (i & 63) == 0) progress_->update(i);
-    if (!client_) {
-      // Ping-pong: the server answers iteration i once it has arrived.
-      if (p_.test == Test::kWrite) {
-        if (auto f = wait_byte(ep_.dst(0) + size - 1, iteration_tag(i))) return f;
-      } else {
-        uint32_t q = 0;
-        if (auto f = wait_recv(size, i, &q)) return f;
-      }
-    }
-    if (client_) stamps[i] = now_ns();
-    if (auto f = wait_outstanding_below(0, sq_limit)) return f;
-    if (!one_sided) *tag_byte = iteration_tag(i);
-    if (auto f = post_one(0, i, size, true, i)) return f;
-    if (one_sided) {
-      if (auto f = wait_outstanding_below(0, 1)) return f;
-      if (p_.test == Test::kAtomic) {
-        uint64_t raw;
-        std::memcpy(&raw, ep_.dst(0), 8);
-        if (i == 1 && !atomic_be_) atomic_be_ = raw != 1 && be64toh(raw) == 1;
-        const uint64_t old = atomic_be_.value_or(false) ? be64toh(raw) : raw;
-        if (old != i) {
-          return Failure{KBV_ERR_INTERNAL,
-                         fmt::format("atomic {} returned {} (expected {})", i, old, i)};
-        }
-      }
-    } else if (client_) {
-      if (p_.test == Test::kWrite) {
-        if (auto f = wait_byte(ep_.dst(0) + size - 1, iteration_tag(i))) return f;
-      } else {
-        uint32_t q = 0;
-        if (auto f = wait_recv(size, i, &q)) return f;
-      }
-    }
-  }
-  return wait_outstanding_below(0, 1);
-}
-
-std::optional<Failure> Worker::bw_client(uint64_t size, std::vector<uint64_t>& posted,
-                                         std::vector<uint64_t>& completed) {
-  const uint32_t nq = ep_.num_qps();
-  const uint64_t iters = p_.bw_iters;
-  const uint32_t depth = std::max<uint32_t>(p_.tx_depth, 1);
-  const uint32_t cq_mod = std::min(p_.cq_mod, depth);  // perftest: cq_mod <= tx_depth
-  sent_.assign(nq, 0);
-  done_.assign(nq, 0);
-  global_.assign(nq, std::vector<uint64_t>(iters));
-  posted.assign(iters * nq, 0);
-  completed.assign(iters * nq, 0);
-  uint64_t next = 0;
-  auto deadline = Clock::now() + kDataTimeout;
-  uint64_t total_done = 0, last_done = 0, idle = 0;
-  while (total_done < iters * nq) {
-    for (uint32_t q = 0; q < nq; ++q) {
-      while (sent_[q] < iters && outstanding_[q] < depth) {
-        const uint64_t k = sent_[q];
-        const bool signaled = (k + 1) % cq_mod == 0 || k + 1 == iters;
-        global_[q][k] = next;
-        posted[next] = now_ns();
-        if (auto f = post_one(q, k, size, signaled, k)) return f;
-        ++next;
-        ++sent_[q];
-      }
-    }
-    if (auto f = poll_send(&completed)) return f;
-    if (auto f = watch_peer()) return f;
-    total_done = 0;
-    for (uint32_t q = 0; q < nq; ++q) total_done += done_[q];
-    if (total_done != last_done) {
-      last_done = total_done;
-      deadline = Clock::now() + kDataTimeout;
-      if (progress_ != nullptr) progress_->update(total_done);
-      idle = 0;
-    } else if (auto f = relax_cq(idle++, false)) {
-      return f;
-    } else if (Clock::now() > deadline) {
-      return Failure{KBV_ERR_TIMEOUT, "timed out waiting for send completions"};
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<Failure> Worker::bw_server(uint64_t size) {
-  if (!send_test()) return std::nullopt;  // WRITE/READ: the server's memory only is used
-  const uint64_t want = p_.bw_iters * ep_.num_qps();
-  const bool ud = p_.connection != Connection::kRc;
-  // RC delivers every message; UC and UD may drop when no receive is posted, so the
-  // server also stops after the client says it is done and the wire is quiet.
-  auto deadline = Clock::now() + kDataTimeout;
-  bool client_done = false;
-  for (uint64_t idle = 0; received_ < want;) {
-    if (auto f = relax_cq(idle++, true)) return f;
-    kbv_wc_t wc;
-    auto n = ep_.recv_cq().poll({&wc, 1});
-    if (!n) return Failure{n.status(), "poll_cq (receive)"};
-    if (*n == 1) {
-      if (wc.status != KBV_SUCCESS) return wc_failure(wc, true);
-      const uint32_t q = wr_qp(wc.wr_id);
-      if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "receive for an unknown QP"};
-      --recv_posted_[q];
-      if (wc.byte_len != size + grh()) {
-        return Failure{KBV_ERR_INTERNAL,
-                       fmt::format("received {} bytes, expected {}", wc.byte_len, size + grh())};
-      }
-      ++received_;
-      if (auto f = post_recv(q)) return f;
-      deadline = Clock::now() + (client_done ? std::chrono::milliseconds(200) : kDataTimeout);
-      continue;
-    }
-    if (auto f = watch_peer(); f && !(ud && client_done)) return f;
-    if (ud && !client_done) {
-      auto line = ch_.recv_line(std::chrono::milliseconds(0));
-      if (line) {
-        if (*line != "SENT")
-          return Failure{KBV_ERR_INVALID_STATE, "unexpected message: " + escape_peer_text(*line)};
-        client_done = true;
-        deadline = Clock::now() + std::chrono::milliseconds(200);
-      }
-    }
-    if (Clock::now() > deadline) {
-      if (ud && client_done) return std::nullopt;
-      return Failure{KBV_ERR_TIMEOUT,
-                     fmt::format("timed out with {} of {} messages received", received_, want)};
-    }
-  }
-  if (ud && !client_done) {
-    auto line = ch_.recv_line(kCtrlTimeout);
-    if (!line || *line != "SENT") return Failure{KBV_ERR_INVALID_STATE, "no SENT from the client"};
-  }
-  return std::nullopt;
-}
-
 std::string Worker::check(bool lat, uint64_t size) {
   const bool ping_pong = lat && (p_.test == Test::kWrite || p_.test == Test::kSend);
   const uint64_t iters = lat ? p_.lat_iters : p_.bw_iters;
@@ -667,6 +399,8 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
   }
   return std::nullopt;
 }
+
+namespace {
 
 std::string stats_line(const DeviceStats& d) {
   return fmt::format("STATS {} {} {} {} {}", d.side, d.device, d.fw_cmds_in_flight,

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// kbv-perf's latency and bandwidth loops (worker.hpp).
+#include <endian.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kbv-perf/worker.hpp"
+#include "perf/pattern.hpp"
+
+namespace kbv::perf {
+
+std::optional<Failure> Worker::lat_loop(uint64_t size, std::vector<uint64_t>& stamps) {
+  const uint64_t iters = p_.lat_iters;
+  const uint32_t sq_limit = std::max<uint32_t>(p_.tx_depth, 16);
+  const bool one_sided = p_.test == Test::kRead || p_.test == Test::kAtomic;
+  if (one_sided && !client_) return std::nullopt;  // the server's memory only is used
+  stamps.assign(client_ ? iters : 0, 0);
+  uint8_t* tag_byte = ep_.src(0) + size - 1;
+  for (uint64_t i = 0; i < iters; ++i) {
+    if (client_ && progress_ != nullptr && (i & 63) == 0) progress_->update(i);
+    if (!client_) {
+      // Ping-pong: the server answers iteration i once it has arrived.
+      if (p_.test == Test::kWrite) {
+        if (auto f = wait_byte(ep_.dst(0) + size - 1, iteration_tag(i))) return f;
+      } else {
+        uint32_t q = 0;
+        if (auto f = wait_recv(size, i, &q)) return f;
+      }
+    }
+    if (client_) stamps[i] = now_ns();
+    if (auto f = wait_outstanding_below(0, sq_limit)) return f;
+    if (!one_sided) *tag_byte = iteration_tag(i);
+    if (auto f = post_one(0, i, size, true, i)) return f;
+    if (one_sided) {
+      if (auto f = wait_outstanding_below(0, 1)) return f;
+      if (p_.test == Test::kAtomic) {
+        uint64_t raw;
+        std::memcpy(&raw, ep_.dst(0), 8);
+        if (i == 1 && !atomic_be_) atomic_be_ = raw != 1 && be64toh(raw) == 1;
+        const uint64_t old = atomic_be_.value_or(false) ? be64toh(raw) : raw;
+        if (old != i) {
+          return Failure{KBV_ERR_INTERNAL,
+                         fmt::format("atomic {} returned {} (expected {})", i, old, i)};
+        }
+      }
+    } else if (client_) {
+      if (p_.test == Test::kWrite) {
+        if (auto f = wait_byte(ep_.dst(0) + size - 1, iteration_tag(i))) return f;
+      } else {
+        uint32_t q = 0;
+        if (auto f = wait_recv(size, i, &q)) return f;
+      }
+    }
+  }
+  return wait_outstanding_below(0, 1);
+}
+
+std::optional<Failure> Worker::bw_client(uint64_t size, std::vector<uint64_t>& posted,
+                                         std::vector<uint64_t>& completed) {
+  const uint32_t nq = ep_.num_qps();
+  const uint64_t iters = p_.bw_iters;
+  const uint32_t depth = std::max<uint32_t>(p_.tx_depth, 1);
+  const uint32_t cq_mod = std::min(p_.cq_mod, depth);  // perftest: cq_mod <= tx_depth
+  sent_.assign(nq, 0);
+  done_.assign(nq, 0);
+  global_.assign(nq, std::vector<uint64_t>(iters));
+  posted.assign(iters * nq, 0);
+  completed.assign(iters * nq, 0);
+  uint64_t next = 0;
+  auto deadline = Clock::now() + kDataTimeout;
+  uint64_t total_done = 0, last_done = 0, idle = 0;
+  while (total_done < iters * nq) {
+    for (uint32_t q = 0; q < nq; ++q) {
+      while (sent_[q] < iters && outstanding_[q] < depth) {
+        const uint64_t k = sent_[q];
+        const bool signaled = (k + 1) % cq_mod == 0 || k + 1 == iters;
+        global_[q][k] = next;
+        posted[next] = now_ns();
+        if (auto f = post_one(q, k, size, signaled, k)) return f;
+        ++next;
+        ++sent_[q];
+      }
+    }
+    if (auto f = poll_send(&completed)) return f;
+    if (auto f = watch_peer()) return f;
+    total_done = 0;
+    for (uint32_t q = 0; q < nq; ++q) total_done += done_[q];
+    if (total_done != last_done) {
+      last_done = total_done;
+      deadline = Clock::now() + kDataTimeout;
+      if (progress_ != nullptr) progress_->update(total_done);
+      idle = 0;
+    } else if (auto f = relax_cq(idle++, false)) {
+      return f;
+    } else if (Clock::now() > deadline) {
+      return Failure{KBV_ERR_TIMEOUT, "timed out waiting for send completions"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::bw_server(uint64_t size) {
+  if (!send_test()) return std::nullopt;  // WRITE/READ: the server's memory only is used
+  const uint64_t want = p_.bw_iters * ep_.num_qps();
+  const bool ud = p_.connection != Connection::kRc;
+  // RC delivers every message; UC and UD may drop when no receive is posted, so the
+  // server also stops after the client says it is done and the wire is quiet.
+  auto deadline = Clock::now() + kDataTimeout;
+  bool client_done = false;
+  for (uint64_t idle = 0; received_ < want;) {
+    if (auto f = relax_cq(idle++, true)) return f;
+    kbv_wc_t wc;
+    auto n = ep_.recv_cq().poll({&wc, 1});
+    if (!n) return Failure{n.status(), "poll_cq (receive)"};
+    if (*n == 1) {
+      if (wc.status != KBV_SUCCESS) return wc_failure(wc, true);
+      const uint32_t q = wr_qp(wc.wr_id);
+      if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "receive for an unknown QP"};
+      --recv_posted_[q];
+      if (wc.byte_len != size + grh()) {
+        return Failure{KBV_ERR_INTERNAL,
+                       fmt::format("received {} bytes, expected {}", wc.byte_len, size + grh())};
+      }
+      ++received_;
+      if (auto f = post_recv(q)) return f;
+      deadline = Clock::now() + (client_done ? std::chrono::milliseconds(200) : kDataTimeout);
+      continue;
+    }
+    if (auto f = watch_peer(); f && !(ud && client_done)) return f;
+    if (ud && !client_done) {
+      auto line = ch_.recv_line(std::chrono::milliseconds(0));
+      if (line) {
+        if (*line != "SENT")
+          return Failure{KBV_ERR_INVALID_STATE, "unexpected message: " + escape_peer_text(*line)};
+        client_done = true;
+        deadline = Clock::now() + std::chrono::milliseconds(200);
+      }
+    }
+    if (Clock::now() > deadline) {
+      if (ud && client_done) return std::nullopt;
+      return Failure{KBV_ERR_TIMEOUT,
+                     fmt::format("timed out with {} of {} messages received", received_, want)};
+    }
+  }
+  if (ud && !client_done) {
+    auto line = ch_.recv_line(kCtrlTimeout);
+    if (!line || *line != "SENT") return Failure{KBV_ERR_INVALID_STATE, "no SENT from the client"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace kbv::perf
