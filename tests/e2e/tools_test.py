@@ -9,6 +9,7 @@
 #   tools_test.py perf2p   <kbv-perf>             server and client processes
 #   tools_test.py perf_many_qps <kbv-perf>        -q 1000, connected asynchronously
 #   tools_test.py perf_usage    <kbv-perf>        range checks, one-line errors, kbv-perf <test>
+#   tools_test.py perf_duration <kbv-perf>        -D 1 (latency, atomics on 2 QPs, UD SEND)
 #   tools_test.py perf_outputs  <kbv-perf>        --out_json, --raw, --plot (SVG, PNG), -H
 #   tools_test.py example  <program>              an example; exit 0 and "ok"
 # Each checks the exit status and the shape of the output: devinfo's
@@ -186,6 +187,25 @@ def one_stderr_line(p, what):
     return lines[0]
 
 
+def check_perf_duration(exe):
+    """-D: each run lasts the seconds given (not iterations), both sides agree
+    on the count (END), the data is verified; perftest's duration table."""
+    for name, args, lat_rows, bw_rows in [
+            ("kbv_write_lat", [], 1, 0),
+            ("kbv_atomic_bw", ["-q", "2"], 0, 1),
+            ("kbv_send_bw", ["-c", "UD", "-s", "256"], 0, 1)]:
+        p = run([entry(exe, name), "--loopback", "--json", "-D", "1"] + args)
+        if p.returncode != 0:
+            fail("%s -D 1 exited %d" % (name, p.returncode))
+        j = check_perf_json(p.stdout, lat_rows, bw_rows)
+        rows = j["latency"] + j["bandwidth"]
+        if j["params"]["duration_s"] != 1 or rows[0]["iterations"] < 5:
+            fail("%s -D 1: %s" % (name, rows[0]))
+    p = run([entry(exe, "kbv_send_lat"), "--loopback", "-D", "1"])
+    if p.returncode != 0 or "#iterations       t_avg[usec]    tps average" not in p.stdout:
+        fail("kbv_send_lat -D 1: no duration table")
+
+
 def check_perf_usage(exe):
     """Range checks, refusals and the multi-call binary."""
     for args, expect in [(["-s", "-5"], "-s (message size): -5 is out of range"),
@@ -326,6 +346,8 @@ def main():
         check_perf_two_processes(sys.argv[2])
     elif mode == "perf_many_qps":
         check_many_qps(sys.argv[2])
+    elif mode == "perf_duration":
+        check_perf_duration(sys.argv[2])
     elif mode == "perf_usage":
         check_perf_usage(sys.argv[2])
     elif mode == "perf_outputs":

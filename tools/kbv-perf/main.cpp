@@ -190,12 +190,14 @@ int run_as_client(Channel& ch, const Options& o, const std::string& device, cons
   hooks.events = o.events;
   if (!o.json) {
     hooks.on_table = [&](bool lat) {
-      fmt::print("{}\n", lat ? format_lat_header() : format_bw_header(o.report_gbits));
+      fmt::print("{}\n", !lat              ? format_bw_header(o.report_gbits)
+                         : p.duration != 0 ? format_lat_dur_header()
+                                           : format_lat_header());
       std::fflush(stdout);
     };
     hooks.on_lat = [&](const LatRow& r) {
       if (o.histogram) fmt::print("{}\n", format_histogram(r));
-      fmt::print("{}\n", format_lat_row(r));
+      fmt::print("{}\n", p.duration != 0 ? format_lat_dur_row(r) : format_lat_row(r));
       std::fflush(stdout);
     };
     hooks.on_bw = [&](const BwRow& r) {

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -116,6 +118,30 @@ Failure Worker::peer_gone() {
   return Failure{KBV_ERR_IO, "the peer closed the control connection (peer gone?)"};
 }
 
+std::optional<Failure> Worker::poll_end(bool block) {
+  auto line =
+      ch_.recv_line(block ? std::chrono::milliseconds(kCtrlTimeout) : std::chrono::milliseconds(0));
+  if (!line) {
+    if (!block && line.status().code() == KBV_ERR_TIMEOUT) return std::nullopt;
+    return Failure{line.status(), "no END from the client"};
+  }
+  uint64_t n = 0;
+  if (!line->starts_with("END ") || std::sscanf(line->c_str() + 4, "%" SCNu64, &n) != 1) {
+    return Failure{KBV_ERR_INVALID_STATE, "unexpected message: " + escape_peer_text(*line)};
+  }
+  end_ = n;
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::check_end() {
+  if (p_.duration == 0 || client_) return std::nullopt;
+  if (!end_) {
+    if (auto f = poll_end(false)) return f;
+  }
+  if (ended()) return Failure{KBV_ERR_CANCELLED, "end"};
+  return std::nullopt;
+}
+
 std::optional<Failure> Worker::wait_byte(const uint8_t* p, uint8_t v) {
   const auto deadline = Clock::now() + kDataTimeout;
   for (uint64_t spin = 0;; ++spin) {
@@ -123,6 +149,7 @@ std::optional<Failure> Worker::wait_byte(const uint8_t* p, uint8_t v) {
     relax(spin);
     if ((spin & 1023) == 0) {
       if (auto f = poll_send(nullptr)) return f;
+      if (auto f = check_end()) return f;
       if (auto f = watch_peer()) return f;
       if (Clock::now() > deadline) {
         return Failure{KBV_ERR_TIMEOUT, "timed out waiting for the peer's RDMA WRITE"};
@@ -275,6 +302,7 @@ std::optional<Failure> Worker::wait_recv(uint64_t size, uint64_t iter, uint32_t*
     if (auto f = relax_cq(spin, true)) return f;
     if ((spin & 255) == 0) {
       if (auto f = poll_send(nullptr)) return f;
+      if (auto f = check_end()) return f;
       if (auto f = watch_peer()) return f;
       if (Clock::now() > deadline)
         return Failure{KBV_ERR_TIMEOUT, "timed out waiting for a receive"};
@@ -283,7 +311,7 @@ std::optional<Failure> Worker::wait_recv(uint64_t size, uint64_t iter, uint32_t*
 }
 std::string Worker::check(bool lat, uint64_t size) {
   const bool ping_pong = lat && (p_.test == Test::kWrite || p_.test == Test::kSend);
-  const uint64_t iters = lat ? p_.lat_iters : p_.bw_iters;
+  const uint64_t iters = iters_;
   std::optional<uint8_t> tag;
   if (ping_pong) tag = iteration_tag(iters - 1);
   const uint32_t nq = lat ? 1 : ep_.num_qps();
@@ -321,8 +349,8 @@ std::string Worker::check(bool lat, uint64_t size) {
     }
   }
   if (send_test() && !lat && !client_ && p_.connection == Connection::kRc &&
-      received_ != p_.bw_iters * ep_.num_qps()) {
-    bad = fmt::format("{} messages received, {} sent", received_, p_.bw_iters * ep_.num_qps());
+      received_ != iters_ * ep_.num_qps()) {
+    bad = fmt::format("{} messages received, {} sent", received_, iters_ * ep_.num_qps());
   }
   return bad;
 }
@@ -333,6 +361,9 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
     return Failure{KBV_ERR_INVALID_ARGUMENT,
                    fmt::format("UD message size {} above the path MTU {}", size, ep_.mtu_bytes())};
   }
+  iters_ = lat ? p_.lat_iters : p_.bw_iters;
+  end_.reset();
+  served_ = 0;
   if (auto f = prepare(size)) return f;
   if (Status s = ch_.sync(tag, kCtrlTimeout); !s) {
     return Failure{s, fmt::format("sync {}: {}", tag, kbv_status_name(s.code()))};
@@ -343,11 +374,20 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
     run = lat_loop(size, stamps);
   } else if (client_) {
     run = bw_client(size, posted, completed);
-    if (!run && send_test() && p_.connection != Connection::kRc) {
+    if (!run && p_.duration == 0 && send_test() && p_.connection != Connection::kRc) {
       if (Status s = ch_.send_line("SENT"); !s) run = Failure{s, "send SENT"};
     }
   } else {
     run = bw_server(size);
+  }
+  if (client_ && !run && p_.duration != 0) {
+    // -D: how many iterations ran (also the end of a UC/UD SEND stream).
+    if (Status s = ch_.send_line(fmt::format("END {}", iters_)); !s) run = Failure{s, "send END"};
+  }
+  if (!client_ && !run && p_.duration != 0) {
+    // -D: the count the client ran (a passive server learns it only here).
+    if (!end_) run = poll_end(true);
+    if (!run) iters_ = *end_;
   }
   if (progress_ != nullptr) progress_->finish();
   // The client reports first, the server after reading it: the server's
@@ -390,11 +430,12 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
     lat_row->bytes = size;
     lat_row->stats = *s;
     lat_row->samples_us = latency_samples(stamps, p_.rtt_factor());
+    lat_row->elapsed_s = static_cast<double>(stamps.back() - stamps.front()) / 1e9;
   } else if (client_) {
     auto s = bandwidth_stats(posted, completed, size, p_.no_peak);
     if (!s) return Failure{KBV_ERR_INTERNAL, "no bandwidth samples"};
     bw_row->bytes = size;
-    bw_row->iterations = p_.bw_iters;
+    bw_row->iterations = iters_;
     bw_row->stats = *s;
   }
   return std::nullopt;
@@ -476,8 +517,11 @@ Status run_client(Endpoint& ep, Channel& ch, const SessionHooks& hooks, SessionO
     if (hooks.on_table) hooks.on_table(lat);
     for (uint64_t size : sizes) {
       if (hooks.progress != nullptr) {
+        // -D: the bar counts milliseconds.
         hooks.progress->start(fmt::format("{} {} B", lat ? "latency" : "bandwidth", size),
-                              lat ? p.lat_iters : p.bw_iters * p.num_qps);
+                              p.duration != 0 ? p.duration * 1000ull
+                              : lat           ? p.lat_iters
+                                              : p.bw_iters * p.num_qps);
       }
       LatRow lr;
       BwRow br;

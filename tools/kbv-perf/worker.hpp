@@ -122,6 +122,14 @@ class Worker {
   // is not waited for).
   std::optional<Failure> relax_cq(uint64_t spin, bool recv);
 
+  // -D, server: reads the client's END <n> (block: wait for it; else only
+  // when a line is there). A line other than END is a failure.
+  std::optional<Failure> poll_end(bool block);
+  // -D, ping-pong server: the client ended and every iteration was answered.
+  bool ended() const { return end_.has_value() && served_ >= *end_; }
+  // The waits' check, every so often, of the above (KBV_ERR_CANCELLED "end").
+  std::optional<Failure> check_end();
+
   std::optional<Failure> lat_loop(uint64_t size, std::vector<uint64_t>& stamps);
   std::optional<Failure> bw_client(uint64_t size, std::vector<uint64_t>& posted,
                                    std::vector<uint64_t>& completed);
@@ -140,6 +148,9 @@ class Worker {
   std::vector<uint64_t> done_;         // bw: WRs retired per QP
   std::vector<std::vector<uint64_t>> global_;
   uint64_t received_ = 0;          // receive completions in the current phase
+  uint64_t iters_ = 0;             // iterations per QP of the current phase (-D: as run)
+  std::optional<uint64_t> end_;    // -D, server: the client's END <n>
+  uint64_t served_ = 0;            // -D, ping-pong server: iterations answered
   std::optional<bool> atomic_be_;  // atomic replies big-endian (decided on the first reply)
   uint64_t checks_ = 0;
   uint64_t watch_calls_ = 0;

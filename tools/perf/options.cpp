@@ -29,6 +29,7 @@ constexpr uint32_t kMaxCqMod = 1024;           // perftest MAX_CQ_MOD
 constexpr uint32_t kMaxInline = 912;           // perftest MAX_INLINE
 constexpr uint32_t kMaxInlineUd = 884;         // perftest MAX_INLINE_UD
 constexpr int kMaxGidIndex = 64;               // perftest MAX_GID_IX
+constexpr uint32_t kMaxDuration = 86400;       // -D: a day (perftest: any positive int)
 
 constexpr std::array<std::string_view, 4> kTestNames{"write", "send", "read", "atomic"};
 
@@ -174,6 +175,10 @@ std::optional<std::string> validate(const TestParams& p) {
     return fmt::format("MTU {} is not one of 256, 512, 1024, 2048, 4096", p.mtu);
   }
   if (p.tos > kTosOff) return "ToS out of range 0..255";
+  if (p.duration > kMaxDuration) return fmt::format("duration out of range 0..{}", kMaxDuration);
+  if (p.duration != 0 && (p.lat_sizes.size() > 1 || p.bw_sizes.size() > 1)) {
+    return "duration mode runs one message size";
+  }
   return std::nullopt;
 }
 
@@ -241,7 +246,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--max-size", max_size, "Largest size of the -a sweep (kbv extension)");
   app.add_option("-n,--iters", iters,
                  "Number of exchanges (at least 5; default 1000 lat, 5000 bw)");
-  app.add_option("-D,--duration", duration, "Run for a period of seconds (not supported)");
+  app.add_option("-D,--duration", duration, "Run test for a customized period of seconds");
   app.add_option("-t,--tx-depth", tx, "Size of tx queue (default 128)");
   app.add_option("-I,--inline_size", inl, "Max size of message to be sent in inline");
   app.add_option("-Q,--cq-mod", cqmod, "Generate a completion every N messages (default 100)");
@@ -287,16 +292,14 @@ ParseResult parse_options(int argc, const char* const* argv) {
   check("-q", "number of QPs", qps, 1, kMaxQps, p.num_qps);
   check("-m", "MTU", mtu, 256, 4096, p.mtu);
   check("-T", "ToS", tos, 0, 255, p.tos);
-  uint64_t duration_v = 0;
-  check("-D", "duration in seconds", duration, 1, 86400, duration_v);
+  check("-D", "duration in seconds", duration, 1, kMaxDuration, p.duration);
   if (!check.error.empty()) return fail(check.error);
   if (!gid.empty()) o.gid_index = static_cast<int>(gid_v);
   if (p.mtu != 0 && (p.mtu & (p.mtu - 1)) != 0) {
     return fail(fmt::format("-m (MTU): {} is not one of 256, 512, 1024, 2048, 4096", mtu));
   }
-  if (!duration.empty()) {
-    return fail("-D (duration): not supported by kbv-perf yet; give -n iterations");
-  }
+  if (!duration.empty() && !iters.empty()) return fail("-D and -n exclude each other");
+  if (!duration.empty() && all) return fail("-D: duration mode runs one size (no -a)");
   if (bidir) {
     if (e.lat) return fail("-b: Bidirectional is only available in BW test");
     return fail("-b (bidirectional): not supported by kbv-perf yet");

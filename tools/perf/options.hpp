@@ -23,9 +23,10 @@
 // --out_json --out_json_file=FILE --use_old_post_send (accepted: kbv posts
 // with kbv_post_send, the "old" flow). kbv extensions: --server --loopback
 // --bind --peer-dev --max-size --json --raw FILE --plot FILE --no-progress.
-// Every number is range-checked with a message naming the flag; -D and -b are
-// refused as not supported (the session has no duration or bidirectional
-// mode yet).
+// Every number is range-checked with a message naming the flag. -D runs the
+// one size for that many seconds (the whole run is measured: perftest's -f
+// margin is not applied); -b is refused as not supported (the session has no
+// bidirectional mode).
 #pragma once
 
 #include <cstdint>
@@ -80,6 +81,7 @@ struct TestParams {
   bool no_peak = false;
   uint32_t mtu = 0;        // path MTU in bytes (256..4096, a power of two); 0: the ports'
   uint32_t tos = kTosOff;  // GRH traffic class 0..255 (-T); kTosOff: not set
+  uint32_t duration = 0;   // -D: seconds to run the one size instead of iterations; 0: iterations
 
   // Round-trip factor of the latency figures (stats.hpp): 2 for ping-pong.
   unsigned rtt_factor() const { return (test == Test::kRead || test == Test::kAtomic) ? 1 : 2; }

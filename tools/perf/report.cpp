@@ -93,6 +93,18 @@ std::string format_lat_row(const LatRow& r) {
       s.p99_us, s.p999_us);
 }
 
+std::string format_lat_dur_header() {
+  return fmt::format("{}\n #bytes        #iterations       t_avg[usec]    tps average",
+                     kResultLine);
+}
+
+std::string format_lat_dur_row(const LatRow& r) {
+  const double tps =
+      r.elapsed_s > 0 ? static_cast<double>(r.stats.iterations - 1) / r.elapsed_s : 0;
+  return fmt::format(" {:<7}       {}            {:<7.2f}        {:<7.2f}", r.bytes,
+                     r.stats.iterations, r.stats.t_avg_us, tps);
+}
+
 std::string format_bw_header(bool gbits) {
   const char* u = gbits ? "Gb/sec" : "MB/sec";
   return fmt::format("{}\n #bytes     #iterations    BW peak[{}]    BW average[{}]   MsgRate[Mpps]",
@@ -135,7 +147,8 @@ std::string format_json(const Report& r) {
                  {"num_qps", p.num_qps},
                  {"no_peak", p.no_peak},
                  {"mtu", p.mtu},
-                 {"tos", p.tos == kTosOff ? json(nullptr) : json(p.tos)}};
+                 {"tos", p.tos == kTosOff ? json(nullptr) : json(p.tos)},
+                 {"duration_s", p.duration}};
   j["latency"] = json::array();
   for (const LatRow& row : r.lat) {
     const LatencyStats& l = row.stats;

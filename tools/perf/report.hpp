@@ -35,6 +35,7 @@ struct LatRow {
   uint64_t bytes = 0;
   LatencyStats stats;
   std::vector<double> samples_us;  // per iteration, in order (latency_samples)
+  double elapsed_s = 0;            // first to last post stamp
 };
 struct BwRow {
   uint64_t bytes = 0;
@@ -82,6 +83,10 @@ std::string format_address(const TestParams& p, const char* side, const QpInfo& 
 // Heading of a table: RESULT_LINE and the column names.
 std::string format_lat_header();
 std::string format_lat_row(const LatRow& r);
+// -D: perftest's RESULT_FMT_LAT_DUR / REPORT_FMT_LAT_DUR (#bytes, #iterations,
+// t_avg[usec], tps average = iterations per second).
+std::string format_lat_dur_header();
+std::string format_lat_dur_row(const LatRow& r);
 std::string format_bw_header(bool gbits);
 std::string format_bw_row(const BwRow& r, bool gbits);
 // -H: perftest's "#, usec" list of the sorted samples (after the measure

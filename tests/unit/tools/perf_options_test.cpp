@@ -142,6 +142,18 @@ TEST(PerfOptions, EveryPerftestFlagIsTaken) {
   EXPECT_EQ(f.opts->params.connection, Connection::kUc);
 }
 
+TEST(PerfOptions, DurationRunsOneSizeForSeconds) {
+  auto r = parse_as("kbv_send_bw", {"--loopback", "-D", "3", "-s", "64"});
+  ASSERT_TRUE(r.opts) << r.message;
+  EXPECT_EQ(r.opts->params.duration, 3u);
+  EXPECT_FALSE(parse({"--loopback", "-D", "3", "-n", "100"}).opts);  // -D or -n
+  EXPECT_FALSE(parse({"--loopback", "-D", "3", "-a"}).opts);         // one size
+  TestParams p;
+  p.duration = 1;
+  p.lat_sizes = {2, 4};
+  EXPECT_TRUE(validate(p).has_value());  // a peer's sweep with -D is refused too
+}
+
 TEST(PerfOptions, SizesWithSuffixesAndSweeps) {
   auto k = parse({"--loopback", "-s", "4K"});
   ASSERT_TRUE(k.opts) << k.message;
@@ -230,6 +242,7 @@ TEST(PerfOptions, RefusedCombinations) {
       {"kbv_write_bw", {"--loopback", "-e"}},                   // events on WRITE
       {"kbv_write_lat", {"--loopback", "-A", "CMP_AND_SWAP"}},  // atomic type, not atomic
       {"kbv_write_lat", {"--loopback", "-b"}},                  // bidirectional latency
+      {"kbv_write_bw", {"--loopback", "-b"}},                   // bidirectional: not supported
       {"kbv_write_lat", {"--loopback", "--nope"}},              // unknown option
       {"kbv_write_lat", {"--loopback", "-T", "write"}},         // the old -T (test type)
       {"kbv_write_lat", {"--loopback", "--mode", "lat"}},       // the old --mode
