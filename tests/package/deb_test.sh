@@ -8,12 +8,14 @@
 #     the dependencies on libkbv0 of the same version.
 #  2. Scratch root (dpkg -x, nothing on the machine changes): kbv-devinfo
 #     lists and shows the model HCA sim:0 with libkbv.so.0 and
-#     libkbv-sim.so.0 from the unpacked libkbv0; examples/ build against the
+#     libkbv-sim.so.0 from the unpacked libkbv0, kbv_write_lat --loopback
+#     measures; examples/ build against the
 #     unpacked libkbv-dev with CMake (find_package(kbv 0.1 REQUIRED)) and
 #     with pkg-config, and run.
 #  3. Real install, as root and only when no kbv package is installed
 #     already (KBV_DEB_TEST_INSTALL=0 turns it off): dpkg -i of the four
-#     packages, kbv-devinfo and `kbv-run ibv_devinfo` from PATH, an example
+#     packages, kbv-devinfo, kbv_send_lat --plot (with gnuplot) and
+#     `kbv-run ibv_devinfo` from PATH, an example
 #     built with the system's pkg-config, man pages in place; then
 #     dpkg --purge (also when a step fails), and the files are gone.
 # Usage: deb_test.sh DEB_DIR (the directory with the .deb files).
@@ -65,8 +67,10 @@ expect libkbv0 "$L/libkbv.so.0" "$L/libkbv-sim.so.0"
 expect libkbv-dev /usr/include/kbv/kbv.h /usr/include/kbv/kbv.hpp /usr/include/kbv/compat/ib_verbs.h \
   "$L/libkbv.so" "$L/pkgconfig/kbv.pc" "$L/cmake/kbv/kbvConfig.cmake" \
   "$L/cmake/kbv/kbvConfigVersion.cmake"
-expect kbv-tools /usr/bin/kbv-devinfo /usr/bin/kbv-perf /usr/bin/kbv-lab \
-  /usr/share/man/man1/kbv-devinfo.1.gz /usr/share/man/man1/kbv-perf.1.gz
+expect kbv-tools /usr/bin/kbv-devinfo /usr/bin/kbv-perf /usr/bin/kbv-lab /usr/bin/kbv_write_lat \
+  /usr/bin/kbv_atomic_bw /usr/share/kbv/kbv-perf-plot.gp \
+  /usr/share/man/man1/kbv-devinfo.1.gz /usr/share/man/man1/kbv-perf.1.gz \
+  /usr/share/man/man1/kbv_write_lat.1.gz
 expect kbv-ibverbs /usr/bin/kbv-run "$L/kbv/ibverbs/libibverbs.so.1" "$L/kbv/ibverbs/libmlx5.so.1" \
   "$L/kbv/ibverbs/libefa.so.1" "$L/kbv/ibverbs/libkbv-ibverbs-sysfs.so" \
   /usr/share/man/man1/kbv-run.1.gz
@@ -84,6 +88,8 @@ LD_LIBRARY_PATH=$root$L ldd "$root/usr/bin/kbv-devinfo" | grep -q "libkbv.so.0 =
   fail "kbv-devinfo does not take libkbv.so.0 from the unpacked libkbv0"
 run_ok "kbv-devinfo -l (scratch root)" '^[[:space:]]*sim:0[[:space:]]' env LD_LIBRARY_PATH="$root$L" "$root/usr/bin/kbv-devinfo" -l
 run_ok "kbv-devinfo (scratch root)" 'PORT_ACTIVE' env LD_LIBRARY_PATH="$root$L" "$root/usr/bin/kbv-devinfo"
+run_ok "kbv_write_lat --loopback (scratch root)" 't_avg' env LD_LIBRARY_PATH="$root$L" \
+  "$root/usr/bin/kbv_write_lat" --loopback -s 64 -n 200 --no-progress
 if command -v cmake >/dev/null 2>&1; then
   cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$root/usr" >"$tmp/cmake.log" 2>&1 ||
     { cat "$tmp/cmake.log" >&2; fail "examples/: find_package(kbv 0.1 REQUIRED) from libkbv-dev"; }
@@ -117,6 +123,14 @@ else
   installed_here=1
   dpkg -i "${deb[@]}" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i"; }
   run_ok "kbv-devinfo (installed)" 'PORT_ACTIVE' env -u LD_LIBRARY_PATH kbv-devinfo
+  if command -v gnuplot >/dev/null 2>&1; then
+    # --plot finds the installed script in /usr/share/kbv.
+    run_ok "kbv_send_lat --loopback --plot (installed)" 't_avg' env -u LD_LIBRARY_PATH \
+      kbv_send_lat --loopback -s 64 -n 200 --no-progress --plot "$tmp/lat.svg"
+    grep -q '<svg' "$tmp/lat.svg" || fail "kbv_send_lat --plot wrote no SVG"
+  else
+    echo "SKIP: kbv-perf --plot (gnuplot is not installed)"
+  fi
   if command -v ibv_devinfo >/dev/null 2>&1; then
     run_ok "kbv-run ibv_devinfo (installed)" 'state:[[:space:]]+PORT_ACTIVE' env -u LD_LIBRARY_PATH kbv-run ibv_devinfo
   else

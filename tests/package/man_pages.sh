@@ -4,7 +4,8 @@
 # The tools' man pages (man/meson.build, help2man): each was generated from
 # the program's own --help (an option only the program knows is in it), has
 # the sections of man/<tool>.h2m, formats without groff warnings, and is in
-# meson's install plan under <mandir>/man1.
+# meson's install plan under <mandir>/man1 (with kbv_write_lat.1 ...
+# kbv_atomic_bw.1 for kbv-perf's entry points).
 # Usage: man_pages.sh BUILD_DIR (meson test man_pages, suite package).
 set -euo pipefail
 build=$1
@@ -29,3 +30,9 @@ for spec in "kbv-devinfo:\\-\\-ib\\-dev:KBV_SIM_LIBRARY" "kbv-perf:\\-\\-loopbac
   grep -q "share/man/man1/$page.1\"" <<<"$installed" || fail "$page.1 is not installed"
   echo "$page.1: ok"
 done
+# kbv-perf's entry points share its page.
+for entry in kbv_write_lat kbv_write_bw kbv_send_lat kbv_send_bw kbv_read_lat kbv_read_bw \
+  kbv_atomic_lat kbv_atomic_bw; do
+  grep -q "share/man/man1/$entry.1\"" <<<"$installed" || fail "$entry.1 is not installed"
+done
+echo "kbv_*.1 (kbv-perf's entry points): ok"
