@@ -9,6 +9,8 @@
 #    (libkbv.so.0 and libkbv-sim.so.0 come from the moved prefix);
 #  - checks kbvConfigVersion.cmake: 0.1.0 EXACT and the range 0.1...<1 are
 #    found, 0.2 and 1 are not;
+#  - runs the moved kbv-run (kbv's libibverbs found from its own directory)
+#    with ibv_devinfo;
 #  - builds examples/ud_example.c with `pkg-config --cflags --libs kbv` from
 #    the moved kbv.pc and runs it.
 # Usage: cmake_package.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR
@@ -88,6 +90,20 @@ if probe newer "kbv 0.2"; then fail "find_package(kbv 0.2) accepted 0.1.0"; fi
 if probe major "kbv 1"; then fail "find_package(kbv 1) accepted 0.1.0"; fi
 grep -q "0.1.0" "$tmp/probe-major.log" || fail "the refusal does not name the version found"
 echo "kbvConfigVersion.cmake: 0.1.0 EXACT and 0.1...<1 found; 0.2 and 1 refused"
+
+# 2b. The moved kbv-run finds kbv's libibverbs relative to itself.
+if command -v ibv_devinfo >/dev/null 2>&1; then
+  rc=0
+  out=$(env -u LD_LIBRARY_PATH -u KBV_SIM_DEVICES KBV_RUN_VERBOSE=1 "$root/bin/kbv-run" ibv_devinfo 2>&1) ||
+    rc=$?
+  [ "$rc" = 0 ] || { echo "$out" >&2; fail "kbv-run ibv_devinfo (moved install) exited $rc"; }
+  grep -q "LD_LIBRARY_PATH=$lib/kbv/ibverbs:" <<<"$out" ||
+    { echo "$out" >&2; fail "kbv-run does not use the moved $lib/kbv/ibverbs"; }
+  grep -Eq "state:[[:space:]]+PORT_ACTIVE" <<<"$out" || { echo "$out" >&2; fail "kbv-run ibv_devinfo: no active port"; }
+  echo "kbv-run ibv_devinfo (moved install): ok"
+else
+  echo "SKIP: kbv-run ibv_devinfo (ibverbs-utils is not installed)"
+fi
 
 # 3. pkg-config from the moved kbv.pc.
 cflags=$(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --cflags kbv)

@@ -9,7 +9,7 @@
 #  2. Scratch root (dpkg -x, nothing on the machine changes): kbv-devinfo
 #     lists and shows the model HCA sim:0 with libkbv.so.0 and
 #     libkbv-sim.so.0 from the unpacked libkbv0, kbv_write_lat --loopback
-#     measures; examples/ build against the
+#     measures, the unpacked kbv-run runs ibv_devinfo; examples/ build against the
 #     unpacked libkbv-dev with CMake (find_package(kbv 0.1 REQUIRED)) and
 #     with pkg-config, and run.
 #  3. Real install, as root and only when no kbv package is installed
@@ -90,6 +90,12 @@ run_ok "kbv-devinfo -l (scratch root)" '^[[:space:]]*sim:0[[:space:]]' env LD_LI
 run_ok "kbv-devinfo (scratch root)" 'PORT_ACTIVE' env LD_LIBRARY_PATH="$root$L" "$root/usr/bin/kbv-devinfo"
 run_ok "kbv_write_lat --loopback (scratch root)" 't_avg' env LD_LIBRARY_PATH="$root$L" \
   "$root/usr/bin/kbv_write_lat" --loopback -s 64 -n 200 --no-progress
+if command -v ibv_devinfo >/dev/null 2>&1; then
+  run_ok "kbv-run ibv_devinfo (scratch root)" 'state:[[:space:]]+PORT_ACTIVE' \
+    env -u LD_LIBRARY_PATH "$root/usr/bin/kbv-run" ibv_devinfo
+else
+  echo "SKIP: kbv-run ibv_devinfo (ibverbs-utils is not installed)"
+fi
 if command -v cmake >/dev/null 2>&1; then
   cmake -S "$src/examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$root/usr" >"$tmp/cmake.log" 2>&1 ||
     { cat "$tmp/cmake.log" >&2; fail "examples/: find_package(kbv 0.1 REQUIRED) from libkbv-dev"; }
