@@ -178,6 +178,13 @@ def check_many_qps(exe):
             fail("too few firmware commands for 1000 QPs: %s" % d)
         if d["fw_cmds_in_flight_max"] < 24:
             fail("QPs were not created/connected with many commands in flight: %s" % d)
+    # SEND on many QPs: each keeps a shallower receive queue (endpoint.hpp
+    # kRxDepthMany), every message still arrives.
+    p = run([entry(exe, "kbv_send_bw"), "--loopback", "--json", "-q", "200", "-s", "64",
+             "-n", "5", "-t", "16", "-Q", "4"])
+    if p.returncode != 0:
+        fail("kbv_send_bw -q 200 exited %d" % p.returncode)
+    check_perf_json(p.stdout, 0, 1)
 
 
 def one_stderr_line(p, what):

@@ -164,7 +164,7 @@ std::optional<Failure> Worker::prepare(uint64_t size) {
     fill_pattern({ep_.src(q), size}, src_seed(q));
     outstanding_[q] = 0;
     if (send_test()) {
-      while (recv_posted_[q] < kRxDepth) {
+      while (recv_posted_[q] < ep_.rq_depth()) {
         if (auto f = post_recv(q)) return f;
       }
     }
