@@ -92,6 +92,18 @@
  *                        model named <name> exists, otherwise created (and
  *                        removed when the last device opened on it closes).
  *                        Its port is 127.0.0.N:4791 (RoCEv2 over UDP).
+ *   "guid:0x<hex>"       the HCA whose node GUID (kbv_device_attr.node_guid,
+ *                        1..16 hex digits, not 0) it is — the seeds' way of
+ *                        naming a CA (docs/NTSTATUS.md source 004). Resolved
+ *                        before kbv_device_open returns, synchronously even
+ *                        when eq is given (the open itself then completes on
+ *                        eq): a device open in this process with that GUID
+ *                        -> KBV_ERR_BUSY (as its URI); else each device of
+ *                        kbv_get_device_list not open here is brought up,
+ *                        queried and closed until one matches (each probe
+ *                        is a bring-up: up to timeout_ns each); none ->
+ *                        KBV_ERR_NOT_FOUND. The opened device's
+ *                        kbv_device_attr.uri is its own URI ("sim:a").
  * kbv_get_device_list lists the vfio-usable 15b3 functions, then the sim
  * devices named by the environment variable KBV_SIM_DEVICES (comma-separated
  * names: "a,b" -> "sim:a", "sim:b"); when that variable is unset and no
@@ -164,7 +176,8 @@ typedef struct kbv_device_open_attr {
 /* Open a device by URI and bring it up (PRM bring-up: enable HCA, pages,
  * ISSI, caps, INIT_HCA, UAR, EQs). attr may be NULL (defaults). Event: info
  * 0. Errors: KBV_ERR_INVALID_ARGUMENT (uri/out NULL, unknown scheme, bad
- * BDF, name too long), KBV_ERR_NOT_FOUND (no such vfio function),
+ * BDF, name too long, malformed or zero GUID), KBV_ERR_NOT_FOUND (no such
+ * vfio function; no device with that GUID),
  * KBV_ERR_NOT_SUPPORTED ("sim:" and the model library libkbv-sim.so.0 cannot
  * be loaded: README "Using the library"), KBV_ERR_BUSY (already open),
  * platform errors (KBV_ERR_IO ...), bring-up failures (firmware statuses,

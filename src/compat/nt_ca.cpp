@@ -491,3 +491,15 @@ extern "C" NTSTATUS kbv_nt_query_interface(const char* uri, IB_VERBS_INTERFACE_S
 } catch (...) {
   return kbv::compat::nt_abi_exception_status();
 }
+
+extern "C" NTSTATUS kbv_nt_query_interface_by_guid(UINT64 NodeGuid,
+                                                   IB_VERBS_INTERFACE_STANDARD* pInterface,
+                                                   USHORT Size, USHORT Version) try {
+  if (NodeGuid == 0) return STATUS_INVALID_PARAMETER_1;
+  char uri[KBV_URI_MAX];
+  std::snprintf(uri, sizeof uri, "guid:0x%016llx",
+                static_cast<unsigned long long>(be64toh(NodeGuid)));
+  return kbv_nt_query_interface(uri, pInterface, Size, Version);
+} catch (...) {
+  return kbv::compat::nt_abi_exception_status();
+}

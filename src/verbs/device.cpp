@@ -326,6 +326,13 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
   auto evq = kbv::verbs::event_queue_for(a.event_eq, eq);
   if (!evq) return evq.status().code();
   if (eq != KBV_EQ_NONE && !kbv::verbs::eq_from_handle(eq)) return KBV_ERR_INVALID_HANDLE;
+  if (kbv::verbs::is_guid_uri(u)) {
+    // Resolved to the device's own URI, then opened by it (device_guid.cpp).
+    std::shared_ptr<void> hold;
+    auto r = kbv::verbs::resolve_guid_uri(u, a.timeout_ns, &hold);
+    if (!r) return r.status().code();
+    return kbv_device_open(r->c_str(), &a, eq, user_data, out);
+  }
 
   auto d = std::make_shared<DeviceImpl>();
   d->uri = std::string(u);

@@ -34,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -315,6 +316,15 @@ class QpImpl : public Base {
 void devices_add(const std::shared_ptr<DeviceImpl>& d);
 void devices_remove(const DeviceImpl* d);
 std::vector<std::shared_ptr<DeviceImpl>> devices_snapshot();
+
+// "guid:0x<hex>" URIs (device_guid.cpp; kbv.h "Devices"): the URI of the
+// device whose node GUID it names. *hold (may be null) keeps that device's
+// transport target (a model HCA) alive until the caller opened it.
+// KBV_ERR_INVALID_ARGUMENT (malformed or zero GUID), KBV_ERR_BUSY (the
+// device is open in this process), KBV_ERR_NOT_FOUND (no device has it).
+bool is_guid_uri(std::string_view uri);
+Result<std::string> resolve_guid_uri(std::string_view uri, uint64_t timeout_ns,
+                                     std::shared_ptr<void>* hold);
 
 // Test hook: the driver configuration used by later kbv_device_open calls
 // (health interval etc.). Not part of the C API.

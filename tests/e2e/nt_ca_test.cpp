@@ -347,3 +347,41 @@ TEST_F(NtCa, DeviceFatalCompletesFatalRequestsThenForcedClosed) {
 
 }  // namespace
 }  // namespace kbv::nt_test
+
+namespace kbv::nt_test {
+namespace {
+
+// HCA resolution by CA GUID (kbv_nt_query_interface_by_guid; kbv_device_open
+// "guid:0x<hex>" underneath): the model is found by its NodeGuid among the
+// devices KBV_SIM_DEVICES lists.
+TEST_F(NtCa, QueryInterfaceByNodeGuid) {
+  const UINT64 guid = ifc_->NodeGuid;  // network byte order
+  ASSERT_NE(guid, 0u);
+  IB_VERBS_INTERFACE_STANDARD i;
+  const USHORT sz = sizeof(i);
+  // Open through the fixture's interface: busy, as by URI.
+  EXPECT_EQ(kbv_nt_query_interface_by_guid(guid, &i, sz, IB_VERBS_INTERFACE_VERSION),
+            STATUS_DEVICE_BUSY);
+  ifc_->InterfaceDereference(ifc_->Context);  // closes the device; the model stays
+  hca_.have_ifc = false;
+  ::setenv("KBV_SIM_DEVICES", hca_.model->name().c_str(), 1);
+  EXPECT_EQ(kbv_nt_query_interface_by_guid(0, &i, sz, IB_VERBS_INTERFACE_VERSION),
+            STATUS_INVALID_PARAMETER_1);
+  EXPECT_EQ(kbv_nt_query_interface_by_guid(guid, nullptr, sz, IB_VERBS_INTERFACE_VERSION),
+            STATUS_INVALID_PARAMETER_2);
+  EXPECT_EQ(kbv_nt_query_interface_by_guid(guid ^ 0x80u, &i, sz, IB_VERBS_INTERFACE_VERSION),
+            STATUS_NOT_FOUND);
+  ASSERT_EQ(kbv_nt_query_interface_by_guid(guid, &i, sz, IB_VERBS_INTERFACE_VERSION),
+            STATUS_SUCCESS);
+  ::unsetenv("KBV_SIM_DEVICES");
+  EXPECT_EQ(i.NodeGuid, guid);
+  // A working CA.
+  Req r;
+  ASSERT_EQ(i.OpenCa(i.Context, nullptr, nullptr, nullptr, r.p()), STATUS_SUCCESS);
+  IB_REQUEST c = sync_req();
+  EXPECT_EQ(i.CloseCa(r.object<IB_CA>(), nullptr, &c), STATUS_SUCCESS);
+  i.InterfaceDereference(i.Context);
+}
+
+}  // namespace
+}  // namespace kbv::nt_test

@@ -414,6 +414,14 @@ typedef struct _IB_VERBS_INTERFACE_STANDARD {
  * (STATUS_NOT_FOUND for no such device, ...). */
 NTSTATUS kbv_nt_query_interface(const char* uri, IB_VERBS_INTERFACE_STANDARD* pInterface,
                                 USHORT Size, USHORT Version);
+/* The same for the HCA whose node GUID is NodeGuid (network byte order, as
+ * IB_VERBS_INTERFACE_STANDARD.NodeGuid): the seeds' HCA resolution by CA
+ * GUID (docs/NTSTATUS.md source 004), kbv_device_open's "guid:0x<hex>"
+ * rules. Errors: STATUS_INVALID_PARAMETER_1 (NodeGuid 0), _2, _3, _4 as
+ * above, STATUS_NOT_FOUND (no HCA has it), STATUS_DEVICE_BUSY (it is open
+ * in this process). */
+NTSTATUS kbv_nt_query_interface_by_guid(UINT64 NodeGuid, IB_VERBS_INTERFACE_STANDARD* pInterface,
+                                        USHORT Size, USHORT Version);
 
 #ifdef __cplusplus
 }
