@@ -44,6 +44,11 @@ PERF_CASES = {
     "mtu_tos_gid": ("kbv_send_bw", ["-s", "1024", "-n", "50", "-m", "1024", "-T", "96", "-x", "0",
                                     "-i", "1", "-F", "--use_old_post_send"], 0, 1),
     "events": ("kbv_send_lat", ["-e", "-s", "64", "-n", "50"], 1, 0),
+    # -b: both sides send at once; each checks what the other wrote/sent.
+    "bidir_write": ("kbv_write_bw", ["-b", "-q", "2", "-s", "4096", "-n", "50"], 0, 1),
+    "bidir_send": ("kbv_send_bw", ["-b", "-q", "2", "-s", "1024", "-n", "50"], 0, 1),
+    "bidir_read": ("kbv_read_bw", ["-b", "-s", "4096", "-n", "50"], 0, 1),
+    "bidir_atomic": ("kbv_atomic_bw", ["-b", "-q", "2", "-n", "50"], 0, 1),
 }
 
 LAT_KEYS = ["bytes", "iterations", "t_min_usec", "t_max_usec", "t_typical_usec", "t_avg_usec",
@@ -156,6 +161,8 @@ def check_perf(exe, case):
         m = re.search(r"(\d+) completion events", j["verify_detail"])
         if not m or int(m.group(1)) < 1:
             fail("-e: no completion event was used: " + j["verify_detail"])
+    if case.startswith("bidir_") and j["params"]["bidirectional"] is not True:
+        fail("-b not carried: %s" % j["params"])
     if case == "mtu_tos_gid" and (j["params"]["mtu"] != 1024 or j["params"]["tos"] != 96):
         fail("-m/-T not carried: %s" % j["params"])
 

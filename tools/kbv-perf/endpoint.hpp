@@ -37,8 +37,11 @@ namespace kbv::perf {
 
 inline constexpr uint32_t kGrhBytes = 40;      // IBTA 8.3: the GRH a UD receive gets first
 inline constexpr uint32_t kQkey = 0x11111111;  // perftest DEF_QKEY
-inline constexpr uint32_t kRxDepth = 128;      // receives kept posted per QP (send tests)
-inline constexpr uint32_t kRxDepthMany = 16;   // ... when more than kManyQps QPs
+// Where an atomic's reply (the old value) lands: dst(q) + this, apart from
+// the counter at dst(q) the peer updates (both at once with -b).
+inline constexpr uint32_t kAtomicReplyOffset = 64;
+inline constexpr uint32_t kRxDepth = 128;     // receives kept posted per QP (send tests)
+inline constexpr uint32_t kRxDepthMany = 16;  // ... when more than kManyQps QPs
 inline constexpr uint32_t kManyQps = 64;
 inline constexpr uint32_t kCtrlWindow = 256;  // control requests in flight at once
 

@@ -57,7 +57,7 @@ std::optional<Failure> Worker::lat_loop(uint64_t size, std::vector<uint64_t>& st
       if (auto f = wait_outstanding_below(0, 1)) return f;
       if (p_.test == Test::kAtomic) {
         uint64_t raw;
-        std::memcpy(&raw, ep_.dst(0), 8);
+        std::memcpy(&raw, ep_.dst(0) + kAtomicReplyOffset, 8);
         if (i == 1 && !atomic_be_) atomic_be_ = raw != 1 && be64toh(raw) == 1;
         const uint64_t old = atomic_be_.value_or(false) ? be64toh(raw) : raw;
         if (old != i) {
@@ -105,8 +105,10 @@ std::optional<Failure> Worker::bw_client(uint64_t size, std::vector<uint64_t>& p
   }
   uint64_t next = 0;
   auto deadline = Clock::now() + kDataTimeout;
-  uint64_t total_done = 0, last_done = 0, idle = 0;
-  while (iters == UINT64_MAX || total_done < iters * nq) {
+  uint64_t total_done = 0, last_done = 0, idle = 0, last_received = 0;
+  // -b SEND: this side also receives the peer's messages (RC: all of them).
+  const bool recv_too = p_.bidir && send_test();
+  while (iters == UINT64_MAX || total_done < iters * nq || (recv_too && received_ < iters * nq)) {
     if (iters == UINT64_MAX && Clock::now() >= t_end) {
       iters = *std::max_element(sent_.begin(), sent_.end()) + 1;
     }
@@ -123,11 +125,15 @@ std::optional<Failure> Worker::bw_client(uint64_t size, std::vector<uint64_t>& p
       }
     }
     if (auto f = poll_send(&completed)) return f;
+    if (recv_too) {
+      if (auto f = drain_recv(size)) return f;
+    }
     if (auto f = watch_peer()) return f;
     total_done = 0;
     for (uint32_t q = 0; q < nq; ++q) total_done += done_[q];
-    if (total_done != last_done) {
+    if (total_done != last_done || received_ != last_received) {
       last_done = total_done;
+      last_received = received_;
       deadline = Clock::now() + kDataTimeout;
       if (progress_ != nullptr) {
         progress_->update(

@@ -216,7 +216,7 @@ std::optional<Failure> Worker::post_one(uint32_t q, uint64_t k, uint64_t size, b
       wr.rkey = ep_.peer(q).rkey;
       break;
     case Test::kAtomic:
-      sge = {reinterpret_cast<uint64_t>(ep_.dst(q)), 8, ep_.lkey()};
+      sge = {reinterpret_cast<uint64_t>(ep_.dst(q) + kAtomicReplyOffset), 8, ep_.lkey()};
       wr.remote_addr = ep_.peer_dst(q);
       wr.rkey = ep_.peer(q).rkey;
       if (p_.atomic == AtomicType::kFetchAndAdd) {
@@ -260,6 +260,26 @@ std::optional<Failure> Worker::poll_send(std::vector<uint64_t>* completed_ns) {
     for (uint64_t j = done_[q]; j <= k; ++j) (*completed_ns)[global_[q][j]] = t;
     outstanding_[q] -= static_cast<uint32_t>(k + 1 - done_[q]);
     done_[q] = k + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::drain_recv(uint64_t size) {
+  kbv_wc_t wcs[16];
+  auto n = ep_.recv_cq().poll(wcs);
+  if (!n) return Failure{n.status(), "poll_cq (receive)"};
+  for (uint32_t i = 0; i < *n; ++i) {
+    const kbv_wc_t& wc = wcs[i];
+    if (wc.status != KBV_SUCCESS) return wc_failure(wc, true);
+    const uint32_t q = wr_qp(wc.wr_id);
+    if (q >= ep_.num_qps()) return Failure{KBV_ERR_INTERNAL, "receive for an unknown QP"};
+    --recv_posted_[q];
+    if (wc.byte_len != size + grh()) {
+      return Failure{KBV_ERR_INTERNAL,
+                     fmt::format("received {} bytes, expected {}", wc.byte_len, size + grh())};
+    }
+    ++received_;
+    if (auto f = post_recv(q)) return f;
   }
   return std::nullopt;
 }
@@ -321,7 +341,7 @@ std::string Worker::check(bool lat, uint64_t size) {
       case Test::kWrite:
       case Test::kSend: {
         // The receiver ends with the sender's last message.
-        if (!ping_pong && client_) break;
+        if (!ping_pong && client_ && !p_.bidir) break;
         if (p_.test == Test::kSend && !lat && p_.connection != Connection::kRc && received_ == 0) {
           bad = fmt::format("no {} message arrived", to_string(p_.connection));
           break;
@@ -331,13 +351,13 @@ std::string Worker::check(bool lat, uint64_t size) {
         break;
       }
       case Test::kRead: {
-        if (!client_) break;
+        if (!client_ && !p_.bidir) break;
         auto off = check_pattern({ep_.dst(q), size}, peer_seed(q));
         if (off) bad = fmt::format("QP {}: byte {} read differs", q, *off);
         break;
       }
       case Test::kAtomic: {
-        if (client_) break;
+        if (client_ && !p_.bidir) break;
         // The counter the client updated once per iteration (FA +1; CS i -> i + 1).
         uint64_t raw;
         std::memcpy(&raw, ep_.dst(q), 8);
@@ -348,7 +368,7 @@ std::string Worker::check(bool lat, uint64_t size) {
       }
     }
   }
-  if (send_test() && !lat && !client_ && p_.connection == Connection::kRc &&
+  if (send_test() && !lat && (!client_ || p_.bidir) && p_.connection == Connection::kRc &&
       received_ != iters_ * ep_.num_qps()) {
     bad = fmt::format("{} messages received, {} sent", received_, iters_ * ep_.num_qps());
   }
@@ -372,8 +392,13 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
   std::vector<uint64_t> stamps, posted, completed;
   if (lat) {
     run = lat_loop(size, stamps);
-  } else if (client_) {
+  } else if (client_ || p_.bidir) {
+    // -b: both sides send (and, SEND, receive) at once.
     run = bw_client(size, posted, completed);
+    if (!run && p_.bidir) {
+      // The peer's last WRITEs/SENDs have landed here once its loop is over.
+      if (Status s = ch_.sync(tag + "-done", kCtrlTimeout); !s) run = Failure{s, "sync after -b"};
+    }
     if (!run && p_.duration == 0 && send_test() && p_.connection != Connection::kRc) {
       if (Status s = ch_.send_line("SENT"); !s) run = Failure{s, "send SENT"};
     }
@@ -403,8 +428,18 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
   }
   std::string mine = run ? run->what : check(lat, size);
   ++checks_;
+  std::string ok_detail = "-";
+  if (mine.empty() && !client_ && p_.bidir) {
+    // -b: this side's figures, for the client to add to its own.
+    auto s = bandwidth_stats(posted, completed, size, p_.no_peak);
+    if (!s) mine = "no bandwidth samples";
+    if (s) {
+      ok_detail = fmt::format("bw {:.6f} {:.6f} {:.9f} {}", s->bw_avg_mbs, s->bw_peak_mbs,
+                              s->msg_rate_mpps, s->messages);
+    }
+  }
   if (Status s = ch_.send_line(fmt::format("RESULT {} {} {}", tag, mine.empty() ? "ok" : "fail",
-                                           mine.empty() ? "-" : mine));
+                                           mine.empty() ? ok_detail : mine));
       !s) {
     return run ? *run : Failure{s, "send RESULT"};
   }
@@ -437,6 +472,19 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
     bw_row->bytes = size;
     bw_row->iterations = iters_;
     bw_row->stats = *s;
+    if (p_.bidir) {
+      // perftest -b: the sum of both directions (print_full_bw_report).
+      double avg = 0, peak = 0, rate = 0;
+      unsigned long long msgs = 0;
+      if (std::sscanf(peer->c_str() + ok_prefix.size(), " bw %lf %lf %lf %llu", &avg, &peak, &rate,
+                      &msgs) != 4) {
+        return Failure{KBV_ERR_INVALID_STATE, "the server sent no -b figures"};
+      }
+      bw_row->stats.bw_avg_mbs += avg;
+      bw_row->stats.bw_peak_mbs += peak;
+      bw_row->stats.msg_rate_mpps += rate;
+      bw_row->stats.messages += msgs;
+    }
   }
   return std::nullopt;
 }

@@ -101,6 +101,9 @@ class Worker {
                                   uint64_t iter);
   // Polls the send CQ once; retires completions (bw: stamps them).
   std::optional<Failure> poll_send(std::vector<uint64_t>* completed_ns);
+  // -b SEND: takes the receive completions there are (up to 16), checks
+  // them and posts their receives again.
+  std::optional<Failure> drain_recv(uint64_t size);
   // Waits for the next receive completion (any QP); returns its QP.
   std::optional<Failure> wait_recv(uint64_t size, uint64_t iter, uint32_t* q_out);
   std::optional<Failure> wait_outstanding_below(uint32_t q, uint32_t limit);

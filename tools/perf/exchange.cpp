@@ -99,10 +99,12 @@ Result<QpInfo> decode_qp_info(std::string_view line) {
 std::string encode(const TestParams& p) {
   return fmt::format(
       "PARAMS test={} conn={} atomic={} lat={} bw={} lat_sizes={} bw_sizes={} lat_iters={} "
-      "bw_iters={} tx_depth={} inline={} cq_mod={} qps={} no_peak={} mtu={} tos={} duration={}",
+      "bw_iters={} tx_depth={} inline={} cq_mod={} qps={} no_peak={} mtu={} tos={} duration={} "
+      "bidir={}",
       to_string(p.test), to_string(p.connection), to_string(p.atomic), p.lat ? 1 : 0, p.bw ? 1 : 0,
       join_sizes(p.lat_sizes), join_sizes(p.bw_sizes), p.lat_iters, p.bw_iters, p.tx_depth,
-      p.inline_size, p.cq_mod, p.num_qps, p.no_peak ? 1 : 0, p.mtu, p.tos, p.duration);
+      p.inline_size, p.cq_mod, p.num_qps, p.no_peak ? 1 : 0, p.mtu, p.tos, p.duration,
+      p.bidir ? 1 : 0);
 }
 
 Result<TestParams> decode_params(std::string_view line) {
@@ -114,9 +116,9 @@ Result<TestParams> decode_params(std::string_view line) {
     kv[field.substr(0, eq)] = field.substr(eq + 1);
   }
   static constexpr std::string_view kKeys[] = {
-      "test",     "conn",      "atomic",   "lat",      "bw",      "lat_sizes",
-      "bw_sizes", "lat_iters", "bw_iters", "tx_depth", "inline",  "cq_mod",
-      "qps",      "no_peak",   "mtu",      "tos",      "duration"};
+      "test",     "conn",      "atomic",   "lat",      "bw",       "lat_sizes",
+      "bw_sizes", "lat_iters", "bw_iters", "tx_depth", "inline",   "cq_mod",
+      "qps",      "no_peak",   "mtu",      "tos",      "duration", "bidir"};
   if (kv.size() != std::size(kKeys)) return KBV_ERR_INVALID_ARGUMENT;
   for (auto k : kKeys) {
     if (!kv.contains(k)) return KBV_ERR_INVALID_ARGUMENT;
@@ -149,12 +151,12 @@ Result<TestParams> decode_params(std::string_view line) {
     return true;
   };
   if (!flag("lat", p.lat) || !flag("bw", p.bw) || !flag("no_peak", p.no_peak) ||
-      !parse_sizes(kv["lat_sizes"], p.lat_sizes) || !parse_sizes(kv["bw_sizes"], p.bw_sizes) ||
-      !parse_num(kv["lat_iters"], p.lat_iters) || !parse_num(kv["bw_iters"], p.bw_iters) ||
-      !parse_num(kv["tx_depth"], p.tx_depth) || !parse_num(kv["inline"], p.inline_size) ||
-      !parse_num(kv["cq_mod"], p.cq_mod) || !parse_num(kv["qps"], p.num_qps) ||
-      !parse_num(kv["mtu"], p.mtu) || !parse_num(kv["tos"], p.tos) ||
-      !parse_num(kv["duration"], p.duration)) {
+      !flag("bidir", p.bidir) || !parse_sizes(kv["lat_sizes"], p.lat_sizes) ||
+      !parse_sizes(kv["bw_sizes"], p.bw_sizes) || !parse_num(kv["lat_iters"], p.lat_iters) ||
+      !parse_num(kv["bw_iters"], p.bw_iters) || !parse_num(kv["tx_depth"], p.tx_depth) ||
+      !parse_num(kv["inline"], p.inline_size) || !parse_num(kv["cq_mod"], p.cq_mod) ||
+      !parse_num(kv["qps"], p.num_qps) || !parse_num(kv["mtu"], p.mtu) ||
+      !parse_num(kv["tos"], p.tos) || !parse_num(kv["duration"], p.duration)) {
     return KBV_ERR_INVALID_ARGUMENT;
   }
   if (validate(p)) return KBV_ERR_INVALID_ARGUMENT;

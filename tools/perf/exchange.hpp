@@ -11,7 +11,7 @@
 // capture of the exchange is readable:
 //   PARAMS test=write conn=RC atomic=FETCH_AND_ADD lat=1 bw=1 lat_sizes=2,4
 //          bw_sizes=65536 lat_iters=1000 bw_iters=5000 tx_depth=128 inline=0
-//          cq_mod=100 qps=1 no_peak=0 mtu=0 tos=256 duration=0 (one line)
+//          cq_mod=100 qps=1 no_peak=0 mtu=0 tos=256 duration=0 bidir=0 (one line)
 //   QP <lid>:<qpn>:<psn>:<rkey>:<vaddr>:<qkey>:<mtu>:<mac>:<gid>   (hex fields)
 //   SYNC <tag>                                               (barrier)
 //   END <n>        (-D) the client ran n iterations per QP; after the loop

@@ -175,6 +175,11 @@ std::optional<std::string> validate(const TestParams& p) {
     return fmt::format("MTU {} is not one of 256, 512, 1024, 2048, 4096", p.mtu);
   }
   if (p.tos > kTosOff) return "ToS out of range 0..255";
+  if (p.bidir && p.lat) return "Bidirectional is only available in BW test";
+  if (p.bidir && p.duration != 0) return "-b with -D is not supported";
+  if (p.bidir && p.test == Test::kSend && p.connection != Connection::kRc) {
+    return "-b with UC/UD SEND is not supported (datagrams the receiver drops would never end it)";
+  }
   if (p.duration > kMaxDuration) return fmt::format("duration out of range 0..{}", kMaxDuration);
   if (p.duration != 0 && (p.lat_sizes.size() > 1 || p.bw_sizes.size() > 1)) {
     return "duration mode runs one message size";
@@ -254,7 +259,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("-m,--mtu", mtu, "MTU size: 256 - 4096 (default port mtu)");
   app.add_option("-T,--tos", tos, "ToS: the GRH traffic class, 0 - 255 (default off)");
   app.add_flag("-e,--events", o.events, "Sleep on CQ events (not on WRITE; default poll)");
-  app.add_flag("-b,--bidirectional", bidir, "Measure bidirectional bandwidth (not supported)");
+  app.add_flag("-b,--bidirectional", bidir,
+               "Measure bidirectional bandwidth (default unidirectional)");
   app.add_flag("-F,--CPU-freq", cpu_freq, "Accepted (kbv times with CLOCK_MONOTONIC)");
   app.add_flag("-H,--report-histogram", o.histogram, "Print out all results (latency)");
   app.add_flag("-N,--noPeak", p.no_peak, "Cancel peak-bw calculation (default with peak)");
@@ -300,10 +306,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   }
   if (!duration.empty() && !iters.empty()) return fail("-D and -n exclude each other");
   if (!duration.empty() && all) return fail("-D: duration mode runs one size (no -a)");
-  if (bidir) {
-    if (e.lat) return fail("-b: Bidirectional is only available in BW test");
-    return fail("-b (bidirectional): not supported by kbv-perf yet");
-  }
+  if (bidir && e.lat) return fail("-b: Bidirectional is only available in BW test");
+  p.bidir = bidir;
   if (!qps.empty() && e.lat) return fail("-q: Multiple QPs only available on bw tests");
   if (!atomic.empty() && e.test != Test::kAtomic) {
     return fail("-A: the atomic type applies to kbv_atomic_lat/kbv_atomic_bw only");

@@ -25,8 +25,8 @@
 // --bind --peer-dev --max-size --json --raw FILE --plot FILE --no-progress.
 // Every number is range-checked with a message naming the flag. -D runs the
 // one size for that many seconds (the whole run is measured: perftest's -f
-// margin is not applied); -b is refused as not supported (the session has no
-// bidirectional mode).
+// margin is not applied). -b runs the bandwidth test in both directions at
+// once and reports the sum, as perftest; not with -D nor UC/UD SEND.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +81,7 @@ struct TestParams {
   bool no_peak = false;
   uint32_t mtu = 0;        // path MTU in bytes (256..4096, a power of two); 0: the ports'
   uint32_t tos = kTosOff;  // GRH traffic class 0..255 (-T); kTosOff: not set
+  bool bidir = false;      // -b: both sides send at once (bandwidth); figures are the sum
   uint32_t duration = 0;   // -D: seconds to run the one size instead of iterations; 0: iterations
 
   // Round-trip factor of the latency figures (stats.hpp): 2 for ping-pong.

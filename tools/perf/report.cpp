@@ -31,6 +31,7 @@ double to_gbits(double mbs) { return mbs * 1048576.0 / 125e6; }
 std::string format_banner(const TestParams& p, const BannerInfo& b) {
   std::string s = fmt::format("{}\n                    {} ", kResultLine, perftest_name(p.test));
   if (p.test == Test::kAtomic) s += fmt::format("{} ", to_string(p.atomic));
+  if (p.bidir) s += "Bidirectional ";
   s += p.lat ? "Latency " : "BW ";
   s += "Test\n";
   if (b.events) s += " Test with events.\n";
@@ -39,8 +40,10 @@ std::string format_banner(const TestParams& p, const BannerInfo& b) {
   s += fmt::format(" Connection type : {}\t\tUsing SRQ      : OFF\n", to_string(p.connection));
   s += " PCIe relax order: Unsupported\n";
   s += " ibv_wr* API     : OFF\n";
-  if (!b.server) s += fmt::format(" TX depth        : {}\n", p.lat ? 1u : p.tx_depth);
-  if (p.test == Test::kSend && b.server) s += fmt::format(" RX depth        : {}\n", b.rx_depth);
+  if (!b.server || p.bidir) s += fmt::format(" TX depth        : {}\n", p.lat ? 1u : p.tx_depth);
+  if (p.test == Test::kSend && (b.server || p.bidir)) {
+    s += fmt::format(" RX depth        : {}\n", b.rx_depth);
+  }
   if (p.bw) s += fmt::format(" CQ Moderation   : {}\n", p.cq_mod);
   s += fmt::format(" Mtu             : {}[B]\n", b.mtu_bytes);
   s += " Link type       : Ethernet\n";
@@ -148,7 +151,8 @@ std::string format_json(const Report& r) {
                  {"no_peak", p.no_peak},
                  {"mtu", p.mtu},
                  {"tos", p.tos == kTosOff ? json(nullptr) : json(p.tos)},
-                 {"duration_s", p.duration}};
+                 {"duration_s", p.duration},
+                 {"bidirectional", p.bidir}};
   j["latency"] = json::array();
   for (const LatRow& row : r.lat) {
     const LatencyStats& l = row.stats;

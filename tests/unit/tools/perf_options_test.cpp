@@ -154,6 +154,14 @@ TEST(PerfOptions, DurationRunsOneSizeForSeconds) {
   EXPECT_TRUE(validate(p).has_value());  // a peer's sweep with -D is refused too
 }
 
+TEST(PerfOptions, BidirectionalOnBandwidthTests) {
+  auto r = parse_as("kbv_write_bw", {"--loopback", "-b"});
+  ASSERT_TRUE(r.opts) << r.message;
+  EXPECT_TRUE(r.opts->params.bidir);
+  EXPECT_TRUE(parse_as("kbv_send_bw", {"--loopback", "-b"}).opts);  // RC SEND
+  EXPECT_TRUE(has(parse({"--loopback", "-b"}).message, "only available in BW test"));
+}
+
 TEST(PerfOptions, SizesWithSuffixesAndSweeps) {
   auto k = parse({"--loopback", "-s", "4K"});
   ASSERT_TRUE(k.opts) << k.message;
@@ -242,7 +250,8 @@ TEST(PerfOptions, RefusedCombinations) {
       {"kbv_write_bw", {"--loopback", "-e"}},                   // events on WRITE
       {"kbv_write_lat", {"--loopback", "-A", "CMP_AND_SWAP"}},  // atomic type, not atomic
       {"kbv_write_lat", {"--loopback", "-b"}},                  // bidirectional latency
-      {"kbv_write_bw", {"--loopback", "-b"}},                   // bidirectional: not supported
+      {"kbv_send_bw", {"--loopback", "-b", "-c", "UD"}},        // bidirectional UD SEND
+      {"kbv_write_bw", {"--loopback", "-b", "-D", "1"}},        // bidirectional duration
       {"kbv_write_lat", {"--loopback", "--nope"}},              // unknown option
       {"kbv_write_lat", {"--loopback", "-T", "write"}},         // the old -T (test type)
       {"kbv_write_lat", {"--loopback", "--mode", "lat"}},       // the old --mode
