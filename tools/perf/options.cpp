@@ -273,6 +273,15 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--plot", o.plot_file, "Draw the results into FILE (.svg or .png; gnuplot)");
   app.add_flag("--no-progress", no_progress, "No progress bar");
 
+  // perftest's --out_json is a flag (the file is --out_json_file=FILE); a
+  // name ending in .json right after it is taken as the file too
+  // (`--out_json r.json`), anything else stays an argument (the host).
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--out_json" && args[i + 1].size() > 5 && args[i + 1][0] != '-' &&
+        args[i + 1].ends_with(".json")) {
+      args[i + 1] = "--out_json_file=" + args[i + 1];
+    }
+  }
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
     app.parse(rev);

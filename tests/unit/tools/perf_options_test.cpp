@@ -136,6 +136,15 @@ TEST(PerfOptions, EveryPerftestFlagIsTaken) {
   EXPECT_TRUE(p.no_peak);
   EXPECT_EQ(p.mtu, 1024u);
   EXPECT_EQ(p.tos, 96u);
+  // --out_json FILE.json names the file; another word after it is the host.
+  auto named = parse({"--out_json", "out.json", "10.0.0.1"});
+  ASSERT_TRUE(named.opts) << named.message;
+  EXPECT_EQ(named.opts->json_file, "out.json");
+  EXPECT_EQ(named.opts->host, "10.0.0.1");
+  auto host = parse({"--out_json", "10.0.0.1"});
+  ASSERT_TRUE(host.opts) << host.message;
+  EXPECT_EQ(host.opts->json_file, "perftest_out.json");
+  EXPECT_EQ(host.opts->host, "10.0.0.1");
   auto f = parse({"--loopback", "--out_json_file", "x.json", "-c", "UC"});
   ASSERT_TRUE(f.opts) << f.message;
   EXPECT_EQ(f.opts->json_file, "x.json");
