@@ -10,6 +10,7 @@
 #   tools_test.py perf_many_qps <kbv-perf>        -q 1000, connected asynchronously
 #   tools_test.py perf_usage    <kbv-perf>        range checks, one-line errors, kbv-perf <test>
 #   tools_test.py perf_duration <kbv-perf>        -D 1 (latency, atomics on 2 QPs, UD SEND)
+#   tools_test.py perf_layout   <kbv-perf>        the same layout as ib_write_lat/_bw, ib_send_bw
 #   tools_test.py perf_outputs  <kbv-perf>        --out_json, --raw, --plot (SVG, PNG), -H
 #   tools_test.py example  <program>              an example; exit 0 and "ok"
 # Each checks the exit status and the shape of the output: devinfo's
@@ -18,9 +19,11 @@
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 TIMEOUT = 120
 
@@ -220,6 +223,86 @@ def check_perf_duration(exe):
         fail("kbv_send_lat -D 1: no duration table")
 
 
+def listening(port):
+    """True when some socket listens on TCP `port` (state 0A in /proc/net/tcp, tcp6):
+    perftest's server takes the first connection as its client, so no probe."""
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(f).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[1].endswith(":%04X" % port) and fields[3] == "0A":
+                return True
+    return False
+
+
+def client_of_pair(server_cmd, client_cmd, port):
+    """Runs a server and then its client; returns the client's stdout."""
+    server = subprocess.Popen(server_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    try:
+        end = time.monotonic() + TIMEOUT
+        while not listening(port):
+            if server.poll() is not None or time.monotonic() > end:
+                fail("%s did not listen on port %d" % (server_cmd[:2], port))
+            time.sleep(0.02)  # polls a condition (the listening socket), bounded by `end`
+        client = run(client_cmd)
+        server.communicate(timeout=TIMEOUT)
+        if client.returncode != 0 or server.returncode != 0:
+            fail("%s: client %d, server %d" % (client_cmd[:2], client.returncode,
+                                               server.returncode))
+        return client.stdout
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def layout(text):
+    """perftest's output from the banner to the table heading, with the
+    values (numbers, device names, ON/OFF) replaced: what must be the same."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("-----"))
+    end = next(i for i, l in enumerate(lines) if l.startswith(" #bytes"))
+    out = []
+    for l in lines[start:end + 1]:
+        l = re.sub(r"(Device\s+: )\S+", r"\1DEV", l)
+        l = re.sub(r"(PCIe relax order|ibv_wr\* API)(\s*): \S+", r"\1\2: X", l)
+        out.append(re.sub(r"0x[0-9a-f]+|\d+", "N", l))
+    return out
+
+
+def check_perf_layout(exe):
+    """kbv_write_lat/_bw print what Debian's ib_write_lat/_bw (perftest 4.5)
+    print, run through kbv-run on model HCAs: the banner, the address lines
+    and the table heading, line for line, the values aside."""
+    kbv_run = os.path.join(os.path.dirname(exe), "kbv-run")
+    for test, args in (("write_lat", ["-s", "64", "-n", "20"]),
+                       ("write_bw", ["-s", "64", "-n", "20"]),
+                       ("send_bw", ["-s", "64", "-n", "20", "-q", "2"])):
+        ib = "/usr/bin/ib_" + test
+        if not os.access(ib, os.X_OK):
+            fail(ib + " missing (Debian package perftest)")
+        port = free_port()
+        theirs = client_of_pair([kbv_run, ib, "-p", str(port)] + args,
+                                [kbv_run, ib, "-p", str(port), "127.0.0.1"] + args, port)
+        port = free_port()
+        ours = client_of_pair([entry(exe, "kbv_" + test), "-p", str(port)],
+                              [entry(exe, "kbv_" + test), "-p", str(port), "127.0.0.1",
+                               "--no-progress"] + args, port)
+        a, b = layout(theirs), layout(ours)
+        if a != b:
+            fail("%s: the layout differs from ib_%s:\n%s" % (test, test, "\n".join(
+                "%s %r\n  %r" % ("==" if x == y else "!=", x, y) for x, y in zip(a, b))))
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def check_perf_usage(exe):
     """Range checks, refusals and the multi-call binary."""
     for args, expect in [(["-s", "-5"], "-s (message size): -5 is out of range"),
@@ -360,6 +443,8 @@ def main():
         check_perf_two_processes(sys.argv[2])
     elif mode == "perf_many_qps":
         check_many_qps(sys.argv[2])
+    elif mode == "perf_layout":
+        check_perf_layout(sys.argv[2])
     elif mode == "perf_duration":
         check_perf_duration(sys.argv[2])
     elif mode == "perf_usage":

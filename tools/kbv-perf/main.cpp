@@ -86,10 +86,9 @@ Result<std::unique_ptr<Endpoint>> connect_side(const std::string& uri, const Opt
     b.out_reads = (*ep)->max_rd_atomic();
     b.events = o.events;
     std::string text = format_banner(p, b);
-    for (uint32_t q = 0; q < p.num_qps; ++q) {
-      text += format_address(p, "local", mine[q]);
-      text += format_address(p, "remote", theirs[q]);
-    }
+    // perftest: every QP's local address, then every remote one.
+    for (uint32_t q = 0; q < p.num_qps; ++q) text += format_address(p, "local", mine[q]);
+    for (uint32_t q = 0; q < p.num_qps; ++q) text += format_address(p, "remote", theirs[q]);
     fmt::print("{}", text);
     std::fflush(stdout);
   }
