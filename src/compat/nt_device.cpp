@@ -13,6 +13,7 @@
 #include <new>
 
 #include "common/log.hpp"
+#include "compat/arp.hpp"
 #include "compat/nt_objects.hpp"
 
 namespace kbv::compat {
@@ -461,8 +462,10 @@ bool gid_zero(const uint8_t* g) {
   return std::memcmp(g, z, 16) == 0;
 }
 
+}  // namespace
+
 // The MAC of an IPv4 neighbour from /proc/net/arp ("IP address HW type Flags
-// HW address Mask Device"); 0 when not found.
+// HW address Mask Device"); 0 when not found. Shared with the ci layer.
 uint64_t arp_lookup(const uint8_t* gid) {
   static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   if (std::memcmp(gid, v4mapped, 12) != 0) return 0;
@@ -486,8 +489,6 @@ uint64_t arp_lookup(const uint8_t* gid) {
   std::fclose(f);
   return mac;
 }
-
-}  // namespace
 
 NTSTATUS resolve_av(NtDevice& dev, const IB_AH_ATTR& av, kbv_ah_attr_t* out, NTSTATUS bad_port,
                     NTSTATUS bad_sgid) {
