@@ -109,9 +109,9 @@ namespace {
       len = 8;
     // handle_good_req: SEND_IMM / RDMA_WRITE_IMM completions say WITH_IMM
     // (imm itself is the responder's; 0 here).
-    const uint32_t flags =
-        (wqe_op == MLX5_OPCODE_SEND_IMM || wqe_op == MLX5_OPCODE_RDMA_WRITE_IMM) ? wc_flags::kImm
-                                                                                : 0;
+    const uint32_t flags = (wqe_op == MLX5_OPCODE_SEND_IMM || wqe_op == MLX5_OPCODE_RDMA_WRITE_IMM)
+                               ? wc_flags::kImm
+                               : 0;
     fill(wc, wr_id, KBV_SUCCESS, op, len, 0, flags, qpn, 0);
     return;
   }
