@@ -20,6 +20,8 @@
 #     dpkg --purge (also when a step fails), and the files are gone.
 # Usage: deb_test.sh DEB_DIR (the directory with the .deb files).
 set -euo pipefail
+# No `cmd | grep -q` under pipefail: grep -q's early exit can fail the
+# writer with SIGPIPE; outputs are captured first.
 debdir=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
@@ -75,7 +77,7 @@ expect kbv-ibverbs /usr/bin/kbv-run "$L/kbv/ibverbs/libibverbs.so.1" "$L/kbv/ibv
   "$L/kbv/ibverbs/libefa.so.1" "$L/kbv/ibverbs/libkbv-ibverbs-sysfs.so" \
   /usr/share/man/man1/kbv-run.1.gz
 for p in libkbv-dev kbv-tools kbv-ibverbs; do
-  dpkg-deb -f "${deb[$p]}" Depends | grep -qF "libkbv0 (= $version)" ||
+  grep -qF "libkbv0 (= $version)" <<<"$(dpkg-deb -f "${deb[$p]}" Depends)" ||
     fail "$p does not depend on libkbv0 (= $version)"
 done
 echo "packages $version: contents and dependencies ok"
@@ -84,7 +86,7 @@ echo "packages $version: contents and dependencies ok"
 root=$tmp/root
 for p in "${pkgs[@]}"; do dpkg -x "${deb[$p]}" "$root"; done
 unset KBV_SIM_LIBRARY KBV_SIM_DEVICES
-LD_LIBRARY_PATH=$root$L ldd "$root/usr/bin/kbv-devinfo" | grep -q "libkbv.so.0 => $root$L/" ||
+grep -qF "libkbv.so.0 => $root$L/" <<<"$(LD_LIBRARY_PATH=$root$L ldd "$root/usr/bin/kbv-devinfo")" ||
   fail "kbv-devinfo does not take libkbv.so.0 from the unpacked libkbv0"
 run_ok "kbv-devinfo -l (scratch root)" '^[[:space:]]*sim:0[[:space:]]' env LD_LIBRARY_PATH="$root$L" "$root/usr/bin/kbv-devinfo" -l
 run_ok "kbv-devinfo (scratch root)" 'PORT_ACTIVE' env LD_LIBRARY_PATH="$root$L" "$root/usr/bin/kbv-devinfo"
@@ -120,7 +122,7 @@ elif [ "$(id -u)" != 0 ]; then
   echo "SKIP: real install (needs root for dpkg -i)"
 else
   for p in "${pkgs[@]}"; do
-    if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    if grep -q "ok installed" <<<"$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)"; then
       echo "SKIP: real install ($p is installed on this machine; not touching it)"
       echo "deb_test: ok"
       exit 0
@@ -146,7 +148,7 @@ else
   cc -std=c11 -Wall -Wextra -Werror -o "$tmp/ud_example" "$src/examples/ud_example.c" $(pkg-config --cflags --libs kbv)
   run_ok "ud_example (system pkg-config, installed)" ': ok' env -u LD_LIBRARY_PATH "$tmp/ud_example"
   for page in kbv-devinfo kbv-perf kbv-run; do
-    zcat "/usr/share/man/man1/$page.1.gz" | grep -q '^\.SH NAME' || fail "man page $page(1) not installed"
+    grep -q '^\.SH NAME' <<<"$(zcat "/usr/share/man/man1/$page.1.gz")" || fail "man page $page(1) not installed"
   done
   echo "man pages kbv-devinfo(1) kbv-perf(1) kbv-run(1) (installed): ok"
   dpkg --purge "${pkgs[@]}" >"$tmp/purge.log" 2>&1 || { cat "$tmp/purge.log" >&2; fail "dpkg --purge"; }
