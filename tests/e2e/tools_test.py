@@ -357,9 +357,14 @@ def check_perf_outputs(exe, tmp):
     if p.stdout.count("#, usec") != 3 or "\n37, " not in p.stdout:
         fail("-H: no sample list per size (39 samples, 2 dropped)")
     p = run([entry(exe, "kbv_write_bw"), "--loopback", "-a", "--max-size", "64", "-n", "20",
-             "--plot", png, "--report_gbits"])
+             "-q", "2", "--plot", png, "--report_gbits", "--raw", raw])
     if p.returncode != 0:
         fail("kbv_write_bw --plot exited %d" % p.returncode)
+    with open(raw) as f:
+        rows = [[float(x) for x in l.split()] for l in f if not l.startswith("#")]
+    # 6 sizes x 20 iterations x 2 QPs, each completed after it was posted.
+    if len(rows) != 6 * 40 or any(len(r) != 4 or r[3] < r[2] for r in rows):
+        fail("--raw (bandwidth): expected 240 lines of 'bytes wr posted completed'")
     with open(png, "rb") as f:
         if f.read(8) != b"\x89PNG\r\n\x1a\n":
             fail("--plot .png is not PNG")

@@ -187,6 +187,7 @@ int run_as_client(Channel& ch, const Options& o, const std::string& device, cons
   SessionHooks hooks;
   hooks.progress = &progress;
   hooks.events = o.events;
+  hooks.keep_bw_samples = !o.raw_file.empty();
   if (!o.json) {
     hooks.on_table = [&](bool lat) {
       fmt::print("{}\n", !lat              ? format_bw_header(o.report_gbits)

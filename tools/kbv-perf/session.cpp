@@ -472,6 +472,10 @@ std::optional<Failure> Worker::phase(bool lat, uint64_t size, LatRow* lat_row, B
     bw_row->bytes = size;
     bw_row->iterations = iters_;
     bw_row->stats = *s;
+    if (keep_samples_) {
+      bw_row->posted_ns = std::move(posted);
+      bw_row->completed_ns = std::move(completed);
+    }
     if (p_.bidir) {
       // perftest -b: the sum of both directions (print_full_bw_report).
       double avg = 0, peak = 0, rate = 0;
@@ -550,6 +554,7 @@ DeviceStats device_stats(Endpoint& ep) {
 
 Status run_client(Endpoint& ep, Channel& ch, const SessionHooks& hooks, SessionOutcome& out) {
   Worker w(ep, ch, true, hooks.progress);
+  w.keep_samples(hooks.keep_bw_samples);
   if (hooks.events) {
     if (Status s = w.enable_events(); !s) {
       out.detail = fmt::format("event mode (-e): {}", kbv_status_name(s.code()));

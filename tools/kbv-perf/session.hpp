@@ -56,7 +56,8 @@ struct SessionHooks {
   std::function<void(const LatRow&)> on_lat;
   std::function<void(const BwRow&)> on_bw;
   Progress* progress = nullptr;
-  bool events = false;  // -e: sleep on CQ events instead of busy polling
+  bool events = false;           // -e: sleep on CQ events instead of busy polling
+  bool keep_bw_samples = false;  // --raw: BwRow keeps every WR's stamps
 };
 
 // Client side: runs every phase of ep.params(); fills out. An error status

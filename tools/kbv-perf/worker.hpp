@@ -83,6 +83,8 @@ class Worker {
   // firmware's completion EQEs into events while this thread sleeps.
   Status enable_events();
   uint64_t notifications() const { return notifications_; }
+  // Keep every WR's stamps in the bandwidth rows (--raw).
+  void keep_samples(bool on) { keep_samples_ = on; }
 
   // One phase; lat_row/bw_row filled on the client. nullopt when both sides
   // passed, else the failure.
@@ -164,6 +166,7 @@ class Worker {
   std::array<bool, 2> armed_{};  // send CQ, receive CQ
   uint64_t arm_seq_ = 0;
   uint64_t notifications_ = 0;
+  bool keep_samples_ = false;
 };
 
 }  // namespace kbv::perf

@@ -54,12 +54,19 @@ std::string lat_raw(const Report& r) {
 }
 
 std::string bw_raw(const Report& r) {
-  std::string s = fmt::format("# kbv-perf {} {} bandwidth per size\n", to_string(r.params.test),
-                              to_string(r.params.connection));
-  s += "# bytes iterations bw_peak_mbs bw_avg_mbs msg_rate_mpps\n";
+  std::string s = fmt::format(
+      "# kbv-perf {} {} bandwidth: every work request's post and completion (usec from the "
+      "first post of its size)\n",
+      to_string(r.params.test), to_string(r.params.connection));
+  s += "# bytes wr posted_usec completed_usec\n";
   for (const BwRow& row : r.bw) {
-    s += fmt::format("{} {} {:.3f} {:.3f} {:.6f}\n", row.bytes, row.iterations,
-                     row.stats.bw_peak_mbs, row.stats.bw_avg_mbs, row.stats.msg_rate_mpps);
+    const size_t n = std::min(row.posted_ns.size(), row.completed_ns.size());
+    const uint64_t t0 = n > 0 ? row.posted_ns[0] : 0;
+    for (size_t i = 0; i < n; ++i) {
+      s += fmt::format("{} {} {:.3f} {:.3f}\n", row.bytes, i,
+                       static_cast<double>(row.posted_ns[i] - t0) / 1e3,
+                       static_cast<double>(row.completed_ns[i] - t0) / 1e3);
+    }
   }
   return s;
 }

@@ -13,8 +13,10 @@
 //
 // Raw file: '#' comment lines, then for latency one line per iteration,
 // "<bytes> <iteration> <usec>" (the samples of latency_samples), and for
-// bandwidth one line per size, "<bytes> <iterations> <bw_peak_mbs>
-// <bw_avg_mbs> <msg_rate_mpps>".
+// bandwidth one line per work request (this side's, over every QP, in post
+// order), "<bytes> <wr> <posted_usec> <completed_usec>" from the first post
+// of that size (the stamps bandwidth_stats takes; completed is when the
+// completion that retired it was polled).
 //
 // Errors come back as text for the user (one line); nothing throws.
 // Thread-compatible.

@@ -41,6 +41,7 @@ struct BwRow {
   uint64_t bytes = 0;
   uint64_t iterations = 0;  // per QP
   BandwidthStats stats;
+  std::vector<uint64_t> posted_ns, completed_ns;  // per WR, post order (--raw only)
 };
 
 // Device statistics the report carries (kbv device stats, read at the end).
