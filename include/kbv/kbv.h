@@ -278,7 +278,10 @@ typedef enum kbv_port_state {
 } kbv_port_state_t;
 
 /* KBV_EVENT_PORT_STATE info: port number (1-based) in bits 0..7, the new
- * kbv_port_state_t in bits 32..39. */
+ * kbv_port_state_t in bits 32..39. One event per change from the state last
+ * reported, which is DOWN when the device opens: a port already ACTIVE at
+ * open (its link came up before the driver's event queues existed) is
+ * reported once, right after the open completes. */
 #define KBV_PORT_EVENT_PORT(info) ((uint32_t)((info)&0xffu))
 #define KBV_PORT_EVENT_STATE(info) ((uint32_t)(((info) >> 32) & 0xffu))
 

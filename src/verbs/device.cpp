@@ -14,7 +14,9 @@
 
 #include "common/abi_guard.hpp"
 #include "common/log.hpp"
+#include "hca/cmd/vport.hpp"
 #include "hca/prm/eqe.hpp"
+#include "hca/prm/vport.hpp"
 #include "platform/pci.hpp"
 #include "platform/sys.hpp"
 #include "platform/transport.hpp"
@@ -107,6 +109,7 @@ uint32_t DeviceImpl::progress_locked() {
     ++work;
     if (st.is_ok()) {
       created(shared_from_this(), t, 0);
+      query_initial_port_state();
     } else {
       log::warn(kLog, "{}: bring-up failed: {}", uri, st.to_string());
       create_failed(shared_from_this(), &t, st);
@@ -148,6 +151,31 @@ void DeviceImpl::finish_teardown() {
   finish_close(*this);
 }
 
+// Port state events report changes from the state last reported, which
+// starts DOWN at open. A link that came up before the driver's async EQ
+// existed raised no port-change EQE (the model's link training is 5 ms
+// after INIT_HCA, and bring-up on a loaded host can take longer; a lab's
+// link is often up before the driver loads): the vport state queried once
+// bring-up is done reports it. An EQE and the query that see the same
+// change report it once. Port 1: an mlx5 function has one port.
+void DeviceImpl::report_port_state(uint8_t port, uint32_t state) {
+  if (state == KBV_PORT_NOP || state == port_reported) return;
+  port_reported = state;
+  post_async(event_eq, KBV_EVENT_PORT_STATE, KBV_SUCCESS, handle(),
+             uint64_t{port} | uint64_t{state} << 32);
+}
+
+void DeviceImpl::query_initial_port_state() {
+  std::weak_ptr<DeviceImpl> w = std::static_pointer_cast<DeviceImpl>(shared_from_this());
+  const Status s = hca::cmd::query_vport_state(
+      hca->cmdq(), prm::vport_state_op_mod::kVnicVport, {}, [w](Result<hca::cmd::VportState> r) {
+        auto d = w.lock();
+        if (!d || !r) return;  // closing, or the query failed: the EQEs still report
+        if (r->state == prm::vport_state::kUp) d->report_port_state(1, KBV_PORT_ACTIVE);
+      });
+  if (s.is_error()) log::warn(kLog, "{}: port state query: {}", uri, s.to_string());
+}
+
 void DeviceImpl::on_hca_event(const hca::HcaEvent& e) {
   using prm::EventType;
   if (e.kind == hca::HcaEvent::Kind::kFatal) {
@@ -159,8 +187,7 @@ void DeviceImpl::on_hca_event(const hca::HcaEvent& e) {
   }
   switch (static_cast<EventType>(e.type)) {
     case EventType::PORT_CHANGE:
-      post_async(event_eq, KBV_EVENT_PORT_STATE, KBV_SUCCESS, handle(),
-                 uint64_t{e.port & 0xff} | uint64_t{port_state_of(e.sub_type)} << 32);
+      report_port_state(static_cast<uint8_t>(e.port & 0xff), port_state_of(e.sub_type));
       return;
     case EventType::CQ_ERROR: {
       auto it = cqs.find(e.cqn);

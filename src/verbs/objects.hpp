@@ -201,6 +201,12 @@ class DeviceImpl : public Base {
   std::unique_ptr<hca::PlatformDeviceIo> io;
   std::unique_ptr<hca::Hca> hca;
   std::optional<Ticket> open_ticket;
+  // Port 1's state as last reported by KBV_EVENT_PORT_STATE (under mu):
+  // events report changes from it; it starts DOWN (device.cpp
+  // report_port_state).
+  uint32_t port_reported = KBV_PORT_DOWN;
+  void report_port_state(uint8_t port, uint32_t state);
+  void query_initial_port_state();  // once bring-up is done
   bool teardown_requested = false;
   bool teardown_started = false;
   std::atomic<bool> finished{false};
