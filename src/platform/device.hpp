@@ -1,19 +1,27 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // DeviceHandle: the platform facade the mlx5 driver (src/hca) opens a
-// function with — the VfioDevice (BAR0, config space, MSI-X, reset, IOMMU)
-// plus a DmaContext on the device's NUMA node — in the order they must be
-// torn down (DMA memory before the container that maps it).
+// function with — its PciBackend (backend.hpp: BAR0, config space, MSI-X,
+// reset, DMA mapping) plus a DmaContext on the device's NUMA node — in the
+// order they must be torn down (DMA memory before the backend that maps it).
 //
-// open(sys, bdf): bdf is "DDDD:BB:DD.F" or the device URI form
-// "vfio:DDDD:BB:DD.F" (docs/DESIGN.md "Device addressing"; "sim:<name>" URIs are
-// resolved to a BDF by the model's Kernel before they get here).
-// VfioDevice::open (see vfio.hpp for every step and error),
-// then DmaContext::create over its IOVA ranges with numa_node from sysfs.
-// Nothing is enabled on the device: the driver enables bus mastering and
-// MSI-X when its bring-up reaches that step.
+// open(sys, bdf, opts): bdf is "DDDD:BB:DD.F" or the device URI form
+// "vfio:DDDD:BB:DD.F" / "iommufd:..." / "uio:..." (docs/DESIGN.md "Device
+// addressing"; "sim:<name>" URIs are resolved to a BDF by the model's
+// Kernel before they get here). The backend is opts.backend, or the URI's
+// scheme when bdf carries one; kAuto follows the function's driver
+// (vfio-pci -> kVfio: iommufd when /dev/iommu and its vfio-dev cdev exist,
+// else type1; uio_pci_generic -> kUio). VfioDevice::open / UioDevice::open
+// (see vfio.hpp and uio.hpp for every step and error), then
+// DmaContext::create over the backend with numa_node from sysfs. Nothing is
+// enabled on the device: the driver enables bus mastering and MSI-X when
+// its bring-up reaches that step.
 //
-// Threading: as VfioDevice and DmaContext.
+// Errors: those of the backend's open and of DmaContext::create (UIO
+// without 2 MiB huge pages: KBV_ERR_NO_MEMORY); a failed open leaves
+// nothing open, mapped or pinned.
+//
+// Threading: as the backend and DmaContext.
 #pragma once
 
 #include <kbv/status.hpp>
@@ -21,15 +29,16 @@
 #include <memory>
 #include <string_view>
 
+#include "platform/backend.hpp"
 #include "platform/dma.hpp"
 #include "platform/sys.hpp"
-#include "platform/vfio.hpp"
 
 namespace kbv::platform {
 
 struct DeviceOptions {
   bool allow_huge_pages = true;
-  HostMemory* host = nullptr;  // nullptr: default_host_memory()
+  HostMemory* host = nullptr;  // nullptr: default_host_memory() (UIO: sys_host_memory(sys))
+  BackendKind backend = BackendKind::kAuto;
 };
 
 class DeviceHandle {
@@ -40,15 +49,17 @@ class DeviceHandle {
   DeviceHandle(const DeviceHandle&) = delete;
   DeviceHandle& operator=(const DeviceHandle&) = delete;
 
-  VfioDevice& vfio() const { return *vfio_; }
+  PciBackend& backend() const { return *backend_; }
   DmaContext& dma() const { return *dma_; }
-  const Bar& bar0() const { return vfio_->bar0(); }
-  const PciDeviceInfo& pci() const { return vfio_->pci(); }
+  const Bar& bar0() const { return backend_->bar0(); }
+  const PciDeviceInfo& pci() const { return backend_->pci(); }
 
  private:
   DeviceHandle() = default;
-  // Declaration order is destruction order reversed: dma_ goes first.
-  std::unique_ptr<VfioDevice> vfio_;
+  // Declaration order is destruction order reversed: dma_ goes first, then
+  // the host memory it allocated from.
+  std::unique_ptr<PciBackend> backend_;
+  std::unique_ptr<HostMemory> own_host_;
   std::unique_ptr<DmaContext> dma_;
 };
 

@@ -64,11 +64,39 @@ class MmapHostMemory final : public HostMemory {
   }
 };
 
+class SysHostMemory final : public HostMemory {
+ public:
+  explicit SysHostMemory(Sys& sys) : sys_(sys) {}
+  void* alloc(size_t size, size_t page_size, int /*numa_node*/) override {
+    if (size == 0 || size % page_size != 0) {
+      errno = EINVAL;
+      return nullptr;
+    }
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+    if (page_size == kPageSize2M) flags |= MAP_HUGETLB | MAP_HUGE_2MB;
+    void* p = sys_.mmap(nullptr, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    std::memset(p, 0, size);  // faults the pages in (pagemap reports them present)
+    return p;
+  }
+  void free(void* p, size_t size) override {
+    if (p != nullptr && sys_.munmap(p, size) != 0)
+      log::warn(kComp, "munmap({}, {:#x}) failed: {}", p, size, std::strerror(errno));
+  }
+
+ private:
+  Sys& sys_;
+};
+
 }  // namespace
 
 HostMemory& default_host_memory() {
   static MmapHostMemory m;
   return m;
+}
+
+std::unique_ptr<HostMemory> sys_host_memory(Sys& sys) {
+  return std::make_unique<SysHostMemory>(sys);
 }
 
 // ---- handles ---------------------------------------------------------------------
@@ -81,6 +109,7 @@ DmaBuffer& DmaBuffer::operator=(DmaBuffer&& o) noexcept {
     iova_ = std::exchange(o.iova_, 0);
     size_ = std::exchange(o.size_, 0);
     page_size_ = std::exchange(o.page_size_, 0);
+    in_slab_ = std::exchange(o.in_slab_, false);
   }
   return *this;
 }
@@ -92,6 +121,7 @@ void DmaBuffer::reset() {
   iova_ = 0;
   size_ = 0;
   page_size_ = 0;
+  in_slab_ = false;
 }
 
 DmaRegistration& DmaRegistration::operator=(DmaRegistration&& o) noexcept {
@@ -103,6 +133,7 @@ DmaRegistration& DmaRegistration::operator=(DmaRegistration&& o) noexcept {
     iova_base_ = std::exchange(o.iova_base_, 0);
     offset_ = std::exchange(o.offset_, 0);
     mapped_size_ = std::exchange(o.mapped_size_, 0);
+    pages_ = std::exchange(o.pages_, {});
   }
   return *this;
 }
@@ -115,6 +146,7 @@ void DmaRegistration::reset() {
   iova_base_ = 0;
   offset_ = 0;
   mapped_size_ = 0;
+  pages_.clear();
 }
 
 // ---- DmaContext ----------------------------------------------------------------------
@@ -127,6 +159,17 @@ DmaContext::DmaContext(DmaMapper& mapper, DmaOptions opts)
 
 Result<std::unique_ptr<DmaContext>> DmaContext::create(DmaMapper& mapper, DmaOptions opts) {
   std::unique_ptr<DmaContext> ctx(new DmaContext(mapper, opts));
+  if (mapper.addresses_are_physical()) {
+    // No IOMMU: physically contiguous memory comes from huge pages only.
+    ctx->physical_ = true;
+    std::lock_guard<std::mutex> lock(ctx->mu_);
+    if (!opts.allow_huge_pages) {
+      log::error(kComp, "DMA without an IOMMU needs 2 MiB huge pages, and they are not allowed");
+      return KBV_ERR_NO_MEMORY;
+    }
+    if (Status s = ctx->add_slab(); !s) return s;
+    return ctx;
+  }
   for (const IovaRange& r : mapper.iova_ranges()) {
     if (Status s = ctx->iova_.add_range(r); !s) {
       log::error(kComp, "IOVA range [{:#x}, {:#x}] rejected: {}", r.start, r.end, s.to_string());
@@ -144,6 +187,101 @@ DmaContext::~DmaContext() {
   if (live_buffers_ != 0 || live_regs_ != 0)
     log::error(kComp, "DmaContext destroyed with {} buffers and {} registrations alive",
                live_buffers_, live_regs_);
+  for (auto& [va, slab] : slabs_) {
+    if (Status s = mapper_.dma_unmap(slab.pa, kPageSize2M); !s)
+      log::error(kComp, "unpin of slab {} failed ({}); leaking it", slab.va, s.to_string());
+    else
+      host_->free(slab.va, kPageSize2M);
+  }
+}
+
+// ---- no IOMMU: physically contiguous memory from huge pages ------------------------
+
+Result<uint64_t> DmaContext::contiguous_address(void* va, size_t bytes) {
+  std::vector<uint64_t> pages;
+  if (Status s = mapper_.physical_pages(va, bytes, pages); !s) return s;
+  for (size_t i = 1; i < pages.size(); ++i)
+    if (pages[i] != pages[0] + i * kPageSize4K) return KBV_ERR_NO_MEMORY;
+  return pages.empty() ? Result<uint64_t>(KBV_ERR_INVALID_ARGUMENT) : Result<uint64_t>(pages[0]);
+}
+
+Status DmaContext::add_slab() {
+  void* va = host_->alloc(kPageSize2M, kPageSize2M, opts_.numa_node);
+  if (va == nullptr) {
+    log::error(kComp,
+               "no 2 MiB huge page for DMA memory ({}): a device without an IOMMU needs "
+               "physically contiguous memory (reserve some: echo N > "
+               "/proc/sys/vm/nr_hugepages)",
+               std::strerror(errno));
+    return KBV_ERR_NO_MEMORY;
+  }
+  Result<uint64_t> pa = contiguous_address(va, kPageSize2M);
+  if (!pa) {
+    log::error(kComp, "huge page at {}: no physical address ({})", va, pa.status().to_string());
+    host_->free(va, kPageSize2M);
+    return pa.status() == KBV_ERR_NO_MEMORY ? Status(KBV_ERR_IO) : pa.status();
+  }
+  if (Status s = mapper_.dma_map(va, *pa, kPageSize2M, kDmaReadWrite); !s) {
+    host_->free(va, kPageSize2M);
+    return s;
+  }
+  const auto start = reinterpret_cast<uintptr_t>(va);
+  if (Status s = slab_space_.add_range({start, start + kPageSize2M - 1}); !s) {
+    (void)mapper_.dma_unmap(*pa, kPageSize2M);
+    host_->free(va, kPageSize2M);
+    return s;
+  }
+  slabs_.emplace(start, Slab{va, *pa});
+  log::debug(kComp, "DMA slab va {} pa {:#x}", va, *pa);
+  return Status::ok();
+}
+
+Result<DmaBuffer> DmaContext::alloc_physical(size_t size, uint64_t iova_align) {
+  DmaBuffer b;
+  const size_t bytes = round_up(size, kPageSize4K);
+  if (bytes <= kPageSize2M && iova_align <= kPageSize2M) {
+    Result<uint64_t> at = slab_space_.alloc(bytes, iova_align);
+    if (!at) {
+      if (Status s = add_slab(); !s) return s;
+      at = slab_space_.alloc(bytes, iova_align);
+      if (!at) return at.status();
+    }
+    auto it = std::prev(slabs_.upper_bound(static_cast<uintptr_t>(*at)));
+    b.va_ = reinterpret_cast<void*>(*at);
+    b.iova_ = it->second.pa + (*at - it->first);
+    b.size_ = bytes;
+    b.in_slab_ = true;
+    std::memset(b.va_, 0, bytes);
+  } else {
+    const size_t hbytes = round_up(size, kPageSize2M);
+    void* va = host_->alloc(hbytes, kPageSize2M, opts_.numa_node);
+    if (va == nullptr) {
+      log::error(kComp, "no {:#x} bytes of huge pages for DMA memory: {}", hbytes,
+                 std::strerror(errno));
+      return KBV_ERR_NO_MEMORY;
+    }
+    Result<uint64_t> pa = contiguous_address(va, hbytes);
+    if (pa && *pa % iova_align != 0) pa = Status(KBV_ERR_NO_MEMORY);
+    if (!pa) {
+      host_->free(va, hbytes);
+      log::error(kComp,
+                 "{:#x} bytes of DMA memory are not physically contiguous (a device without "
+                 "an IOMMU needs them to be): {}",
+                 hbytes, pa.status().to_string());
+      return pa.status();
+    }
+    if (Status s = mapper_.dma_map(va, *pa, hbytes, kDmaReadWrite); !s) {
+      host_->free(va, hbytes);
+      return s;
+    }
+    b.va_ = va;
+    b.iova_ = *pa;
+    b.size_ = hbytes;
+  }
+  b.ctx_ = this;
+  b.page_size_ = kPageSize2M;
+  ++live_buffers_;
+  return b;
 }
 
 Result<DmaBuffer> DmaContext::alloc(size_t size, PagePolicy policy, uint64_t iova_align) {
@@ -151,6 +289,7 @@ Result<DmaBuffer> DmaContext::alloc(size_t size, PagePolicy policy, uint64_t iov
     return KBV_ERR_INVALID_ARGUMENT;
   if (size > (size_t{1} << 46)) return KBV_ERR_NO_MEMORY;
   std::lock_guard<std::mutex> lock(mu_);
+  if (physical_) return alloc_physical(size, iova_align);
 
   bool want_huge = false;
   if (opts_.allow_huge_pages && huge_ok_) {
@@ -205,6 +344,11 @@ Result<DmaBuffer> DmaContext::alloc(size_t size, PagePolicy policy, uint64_t iov
 
 void DmaContext::release(DmaBuffer& b) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (b.in_slab_) {
+    (void)slab_space_.free(reinterpret_cast<uintptr_t>(b.va_));
+    --live_buffers_;
+    return;
+  }
   if (Status s = mapper_.dma_unmap(b.iova_, b.size_); !s) {
     // The device may still reach the pages: keep the memory (leak it) rather
     // than hand mapped pages back to the system.
@@ -227,6 +371,25 @@ Result<DmaRegistration> DmaContext::register_memory(void* addr, size_t length, u
   const uintptr_t end = round_up(a + length, page);
   const size_t span = end - start;
   std::lock_guard<std::mutex> lock(mu_);
+  DmaRegistration r;
+  if (physical_) {
+    // No IOMMU: the pages' own physical addresses (pinned by dma_map).
+    if (Status s = mapper_.physical_pages(reinterpret_cast<void*>(start), span, r.pages_); !s) {
+      log::error(kComp, "no physical addresses for {:#x} bytes at {:#x}: {}", span, start,
+                 s.to_string());
+      return s;
+    }
+    if (Status s = mapper_.dma_map(reinterpret_cast<void*>(start), r.pages_[0], span, access); !s)
+      return s;
+    r.ctx_ = this;
+    r.addr_ = addr;
+    r.length_ = length;
+    r.iova_base_ = r.pages_[0];
+    r.offset_ = a - start;
+    r.mapped_size_ = span;
+    ++live_regs_;
+    return r;
+  }
   Result<uint64_t> iova = iova_.alloc(span, page);
   if (!iova) {
     log::error(kComp, "no IOVA space to register {:#x} bytes", span);
@@ -236,7 +399,6 @@ Result<DmaRegistration> DmaContext::register_memory(void* addr, size_t length, u
     (void)iova_.free(*iova);
     return s;
   }
-  DmaRegistration r;
   r.ctx_ = this;
   r.addr_ = addr;
   r.length_ = length;
@@ -249,6 +411,12 @@ Result<DmaRegistration> DmaContext::register_memory(void* addr, size_t length, u
 
 void DmaContext::release(DmaRegistration& r) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (physical_) {
+    if (Status s = mapper_.dma_unmap(r.iova_base_, r.mapped_size_); !s)
+      log::error(kComp, "unpin of registration at {:#x} failed ({})", r.iova_base_, s.to_string());
+    --live_regs_;
+    return;
+  }
   if (Status s = mapper_.dma_unmap(r.iova_base_, r.mapped_size_); !s) {
     log::error(kComp, "unmap of registration at iova {:#x} failed ({}); IOVA not reused",
                r.iova_base_, s.to_string());

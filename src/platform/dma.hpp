@@ -32,6 +32,19 @@
 // works: each registration is a separate mapping at its own IOVA (type1 pins
 // a page once per mapping).
 //
+// Without an IOMMU (UIO: mapper.addresses_are_physical()) the device
+// reaches memory at its physical address, so a buffer must be physically
+// contiguous: DmaContext then carves every buffer of up to 2 MiB out of
+// 2 MiB huge pages ("slabs", pinned while the context lives, device address
+// = the slab's physical address + offset, from the mapper's pagemap
+// answers), a larger buffer takes huge pages of its own and must come out
+// physically contiguous (else KBV_ERR_NO_MEMORY), and a registration
+// records the physical address of each of its pages (page_iova(i): memory
+// keys take one address per page). create() fails with KBV_ERR_NO_MEMORY
+// and a message when no 2 MiB huge page can be had (as DPDK's
+// --iova-mode=pa needs hugepages). Slabs go back to the system with the
+// context.
+//
 // Destruction order: every DmaBuffer / DmaRegistration / PagePool before its
 // DmaContext, and the DmaContext before the VfioDevice (the container's
 // mappings vanish with it).
@@ -55,10 +68,12 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "platform/dma_mapper.hpp"
 #include "platform/iova.hpp"
+#include "platform/sys.hpp"
 
 namespace kbv::platform {
 
@@ -77,6 +92,10 @@ class HostMemory {
 };
 // mmap/mbind/madvise implementation; lives for the whole process.
 HostMemory& default_host_memory();
+// The same through a Sys (sys.hpp: mmap/munmap with MAP_HUGETLB), no NUMA
+// binding: where the huge pages of a UIO device come from, so that the
+// model's kernel answers them from its own pool. Lives as long as `sys`.
+std::unique_ptr<HostMemory> sys_host_memory(Sys& sys);
 
 enum class PagePolicy {
   kAuto,   // 2 MiB pages when size >= 2 MiB and huge pages are available
@@ -120,6 +139,7 @@ class DmaBuffer {
   uint64_t iova_ = 0;
   size_t size_ = 0;
   size_t page_size_ = 0;
+  bool in_slab_ = false;  // carved from a huge-page slab (no IOMMU)
 };
 
 class DmaRegistration {
@@ -136,6 +156,9 @@ class DmaRegistration {
   uint64_t iova() const { return iova_base_ + offset_; }  // IOVA of addr()
   uint64_t mapped_iova() const { return iova_base_; }     // page-aligned span
   size_t mapped_size() const { return mapped_size_; }
+  // Device address of 4 KiB page i of the span: mapped_iova() + i * 4096
+  // behind an IOMMU, the page's own physical address without one.
+  uint64_t page_iova(size_t i) const { return pages_.empty() ? iova_base_ + i * 4096 : pages_[i]; }
   bool valid() const { return ctx_ != nullptr; }
   void reset();
 
@@ -147,6 +170,7 @@ class DmaRegistration {
   uint64_t iova_base_ = 0;
   size_t offset_ = 0;
   size_t mapped_size_ = 0;
+  std::vector<uint64_t> pages_;  // physical page addresses (no IOMMU)
 };
 
 class DmaContext {
@@ -185,6 +209,14 @@ class DmaContext {
   DmaContext(DmaMapper& mapper, DmaOptions opts);
   void release(DmaBuffer& b);
   void release(DmaRegistration& r);
+  // No IOMMU (see above); mu_ held.
+  Status add_slab();
+  Result<DmaBuffer> alloc_physical(size_t size, uint64_t iova_align);
+  Result<uint64_t> contiguous_address(void* va, size_t bytes);
+  struct Slab {
+    void* va;
+    uint64_t pa;
+  };
 
   DmaMapper& mapper_;
   DmaOptions opts_;
@@ -194,6 +226,9 @@ class DmaContext {
   size_t live_buffers_ = 0;
   size_t live_regs_ = 0;
   bool huge_ok_ = true;
+  bool physical_ = false;
+  IovaAllocator slab_space_;         // free VA inside the slabs
+  std::map<uintptr_t, Slab> slabs_;  // by VA
 };
 
 // 4 KiB device pages carved from 2 MiB DMA blocks (huge-page backed where

@@ -3,8 +3,12 @@
 // DmaMapper: what DMA memory management (dma.hpp) needs from a platform
 // backend — program the IOMMU so the device can reach host memory at an
 // IOVA, and say which IOVAs are usable. VfioDevice implements it with
-// VFIO_IOMMU_MAP_DMA / VFIO_IOMMU_UNMAP_DMA (linux/vfio.h, type1 IOMMU);
-// later backends (iommufd, uio without IOMMU) implement it too.
+// VFIO_IOMMU_MAP_DMA / VFIO_IOMMU_UNMAP_DMA (linux/vfio.h, type1 IOMMU) or
+// IOMMU_IOAS_MAP / UNMAP (iommufd). UioDevice has no IOMMU: the device
+// reaches memory at its physical address (addresses_are_physical()), which
+// the mapper reports page by page (physical_pages(), from
+// /proc/self/pagemap); dma_map then only pins (mlock) what the device uses,
+// at iova = the physical address of va.
 //
 // Units: bytes; va, iova and size are multiples of iova_page_size().
 // Errors: the backend's, as kbv::Status (e.g. an IOVA outside the usable
@@ -44,6 +48,19 @@ class DmaMapper {
   virtual std::vector<IovaRange> iova_ranges() const = 0;
   // Smallest IOMMU page size (bytes, power of two, >= 4096).
   virtual uint64_t iova_page_size() const = 0;
+
+  // No IOMMU: device addresses are physical addresses, not IOVAs the caller
+  // picks (DmaContext then asks physical_pages() instead of allocating).
+  virtual bool addresses_are_physical() const { return false; }
+  // Appends the device (physical) address of each 4 KiB page of
+  // [va, va+size) (both 4 KiB aligned) to `out`. Pages must be resident.
+  // KBV_ERR_NOT_SUPPORTED for an IOMMU backend.
+  virtual Status physical_pages(const void* va, uint64_t size, std::vector<uint64_t>& out) {
+    (void)va;
+    (void)size;
+    (void)out;
+    return KBV_ERR_NOT_SUPPORTED;
+  }
 };
 
 }  // namespace kbv::platform

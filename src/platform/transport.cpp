@@ -114,26 +114,50 @@ Status load(const Loadable& l, bool quiet) {
   return KBV_ERR_NOT_SUPPORTED;
 }
 
-// ---- the built-in "vfio" transport: silicon bound to vfio-pci ----
-Result<TransportTarget> vfio_open(std::string_view address) {
+// ---- the built-in transports: silicon through real_sys() ----
+Result<TransportTarget> pci_target(std::string_view address, BackendKind backend) {
   auto addr = PciAddress::parse(address);
   if (!addr) return KBV_ERR_INVALID_ARGUMENT;
-  return TransportTarget{&real_sys(), addr->to_string(), nullptr};
+  return TransportTarget{&real_sys(), addr->to_string(), nullptr, backend};
 }
+Result<TransportTarget> vfio_open(std::string_view a) { return pci_target(a, BackendKind::kVfio); }
+Result<TransportTarget> iommufd_open(std::string_view a) {
+  return pci_target(a, BackendKind::kIommufd);
+}
+Result<TransportTarget> uio_open(std::string_view a) { return pci_target(a, BackendKind::kUio); }
 
+// ConnectX functions bound to `driver`, as "<scheme>:<bdf>".
+void list_bound(std::vector<TransportDevice>& out, const char* scheme, const char* driver) {
+  auto hw = discover_mlx5_devices(real_sys(), false);
+  if (!hw) return;  // an unreadable sysfs lists no devices (kbv.h)
+  for (const auto& p : *hw)
+    if (p.driver == driver)
+      out.push_back(
+          {std::string(scheme) + ":" + p.address.to_string(), p.vendor, p.device, p.numa_node});
+}
 void vfio_list(std::vector<TransportDevice>& out, bool /*others_found*/) {
   auto hw = discover_mlx5_devices(real_sys(), true);
   if (!hw) return;  // an unreadable sysfs lists no vfio devices (kbv.h)
   for (const auto& p : *hw)
     out.push_back({"vfio:" + p.address.to_string(), p.vendor, p.device, p.numa_node});
 }
+// iommufd devices are vfio-pci devices: listed once, as vfio: (which picks
+// iommufd by itself when it can).
+void iommufd_list(std::vector<TransportDevice>&, bool) {}
+void uio_list(std::vector<TransportDevice>& out, bool) {
+  list_bound(out, "uio", "uio_pci_generic");
+}
 
 const Transport kVfio{"vfio", false, vfio_open, vfio_list};
+const Transport kIommufd{"iommufd", false, iommufd_open, iommufd_list};
+const Transport kUio{"uio", false, uio_open, uio_list};
 }  // namespace
 
 // In this file, not a file of its own: anything that finds a transport links
 // the registration (a static library drops unreferenced objects).
 KBV_TRANSPORT_REGISTER(vfio, kVfio)
+KBV_TRANSPORT_REGISTER(iommufd, kIommufd)
+KBV_TRANSPORT_REGISTER(uio, kUio)
 
 void register_transport(const Transport& t) {
   Registry& r = registry();

@@ -13,7 +13,10 @@
 //
 // Transports of kbv:
 // - "vfio" (this library, transport.cpp): silicon bound to vfio-pci through
-//   real_sys().
+//   real_sys(), over iommufd when the machine offers it, else type1.
+// - "iommufd" and "uio" (this library): the same functions through exactly
+//   that kernel interface (iommufd: vfio-pci's device cdev; uio:
+//   uio_pci_generic without an IOMMU).
 // - "sim" (libkbv-sim.so, src/sim/transport.cpp): model HCAs in this process.
 //   libkbv.so carries no model code: the first find("sim") loads
 //   libkbv-sim.so.0 with dlopen — from the directory libkbv.so itself was
@@ -44,6 +47,16 @@
 
 namespace kbv::platform {
 
+// The kernel interface that reaches a function (platform/backend.hpp).
+enum class BackendKind : uint8_t {
+  kAuto,       // by the function's driver: vfio-pci -> kVfio, uio_pci_generic -> kUio
+  kVfio,       // vfio-pci: iommufd when /dev/iommu and its vfio-dev/vfioN cdev exist
+               // (as QEMU and DPDK choose), else the type1 container
+  kVfioType1,  // vfio-pci through /dev/vfio/vfio and the IOMMU group
+  kIommufd,    // vfio-pci through /dev/iommu and /dev/vfio/devices/vfioN
+  kUio,        // uio_pci_generic: no IOMMU, physical addresses from /proc/self/pagemap
+};
+
 // What opening an address yields.
 struct TransportTarget {
   Sys* sys = nullptr;  // the seam that reaches the function (never null on success)
@@ -51,6 +64,9 @@ struct TransportTarget {
   // Whatever backs the function (a model HCA), shared by the opens of one
   // address; the device holds it until its teardown finished. May be null.
   std::shared_ptr<void> backing;
+  // The kernel interface the URI asks for (the model's "sim:" leaves kAuto:
+  // whatever driver the model function is bound to).
+  BackendKind backend = BackendKind::kAuto;
 };
 
 // One listed device (kbv_get_device_list).

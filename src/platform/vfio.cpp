@@ -37,7 +37,9 @@ const IovaRange kLegacyRanges[] = {
 
 }  // namespace
 
-Result<std::unique_ptr<VfioDevice>> VfioDevice::open(Sys& sys, std::string_view bdf) {
+Result<std::unique_ptr<VfioDevice>> VfioDevice::open(Sys& sys, std::string_view bdf,
+                                                     BackendKind kind) {
+  if (kind == BackendKind::kUio) return KBV_ERR_INVALID_ARGUMENT;
   Result<PciAddress> addr = PciAddress::parse(bdf);
   if (!addr) {
     log::error(kComp, "'{}' is not a PCI address (expected DDDD:BB:DD.F)", bdf);
@@ -62,16 +64,24 @@ Result<std::unique_ptr<VfioDevice>> VfioDevice::open(Sys& sys, std::string_view 
                                       : "bound to driver '" + d->pci_.driver + "'");
     return KBV_ERR_INVALID_STATE;
   }
-  if (d->pci_.iommu_group < 0) {
-    log::error(kComp, "{}: no iommu_group link in sysfs (IOMMU disabled?)", d->bdf());
-    return KBV_ERR_INVALID_STATE;
+  std::string cdev;
+  if (kind == BackendKind::kAuto || kind == BackendKind::kVfio)
+    kind =
+        iommufd_available(sys, d->bdf(), &cdev) ? BackendKind::kIommufd : BackendKind::kVfioType1;
+  d->kind_ = kind;
+  if (kind == BackendKind::kIommufd) {
+    if (cdev.empty() && !iommufd_available(sys, d->bdf(), &cdev)) {
+      log::error(kComp,
+                 "{}: no VFIO device cdev with iommufd (needs /dev/iommu and "
+                 "/sys/bus/pci/devices/{}/vfio-dev/vfioN: Linux 6.6 or later with "
+                 "CONFIG_IOMMUFD and CONFIG_VFIO_DEVICE_CDEV)",
+                 d->bdf(), d->bdf());
+      return d->pci_.iommu_group < 0 ? KBV_ERR_INVALID_STATE : KBV_ERR_NOT_SUPPORTED;
+    }
+    if (Status s = d->open_iommufd(cdev); !s) return s;
+  } else {
+    if (Status s = d->open_type1(); !s) return s;
   }
-  d->group_path_ = fmt::format("/dev/vfio/{}", d->pci_.iommu_group);
-
-  if (Status s = d->open_container(); !s) return s;
-  if (Status s = d->open_group(); !s) return s;
-  if (Status s = d->query_iommu_info(); !s) return s;
-  if (Status s = d->open_device(); !s) return s;
   if (Status s = d->query_region(VFIO_PCI_CONFIG_REGION_INDEX, d->config_); !s) return s;
   if ((d->config_.flags & (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE)) !=
           (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE) ||
@@ -82,9 +92,22 @@ Result<std::unique_ptr<VfioDevice>> VfioDevice::open(Sys& sys, std::string_view 
   }
   if (Status s = d->map_bar0(); !s) return s;
   if (Status s = d->query_msix(); !s) return s;
-  log::info(kComp, "{}: opened (group {}, BAR0 {:#x} bytes, {} MSI-X vectors, {} IOVA ranges)",
-            d->bdf(), d->pci_.iommu_group, d->bar0_.size(), d->msix_count_, d->iova_ranges_.size());
+  log::info(kComp, "{}: opened with {} (BAR0 {:#x} bytes, {} MSI-X vectors, {} IOVA ranges)",
+            d->bdf(), backend_name(d->kind_), d->bar0_.size(), d->msix_count_,
+            d->iova_ranges_.size());
   return d;
+}
+
+Status VfioDevice::open_type1() {
+  if (pci_.iommu_group < 0) {
+    log::error(kComp, "{}: no iommu_group link in sysfs (IOMMU disabled?)", bdf());
+    return KBV_ERR_INVALID_STATE;
+  }
+  group_path_ = fmt::format("/dev/vfio/{}", pci_.iommu_group);
+  if (Status s = open_container(); !s) return s;
+  if (Status s = open_group(); !s) return s;
+  if (Status s = query_iommu_info(); !s) return s;
+  return open_device();
 }
 
 Status VfioDevice::open_container() {
@@ -228,6 +251,11 @@ Status VfioDevice::open_device() {
   const int fd = sys_.ioctl(group_fd_, VFIO_GROUP_GET_DEVICE_FD, const_cast<char*>(name.c_str()));
   if (fd < 0) return errno_fail(errno, "VFIO_GROUP_GET_DEVICE_FD", group_path_ + " (" + name + ")");
   device_fd_ = fd;
+  return query_device_info();
+}
+
+Status VfioDevice::query_device_info() {
+  const std::string name = bdf();
   vfio_device_info info{};
   info.argsz = sizeof info;
   if (sys_.ioctl(device_fd_, VFIO_DEVICE_GET_INFO, &info) != 0)
@@ -304,10 +332,11 @@ VfioDevice::~VfioDevice() {
     bar0_map_ = nullptr;
     bar0_ = Bar();
   }
-  if (device_fd_ >= 0) sys_.close(device_fd_);
-  if (group_fd_ >= 0) sys_.close(group_fd_);  // detaches the group from the container
+  if (device_fd_ >= 0) sys_.close(device_fd_);  // a cdev: detaches and unbinds
+  if (group_fd_ >= 0) sys_.close(group_fd_);    // detaches the group from the container
   if (container_fd_ >= 0) sys_.close(container_fd_);
-  device_fd_ = group_fd_ = container_fd_ = -1;
+  if (iommufd_ >= 0) sys_.close(iommufd_);  // frees the IOAS and its mappings
+  device_fd_ = group_fd_ = container_fd_ = iommufd_ = -1;
 }
 
 // ---- config space ------------------------------------------------------------
@@ -335,33 +364,6 @@ Status VfioDevice::config_write(uint32_t offset, const void* buf, size_t len) {
   }
   return Status::ok();
 }
-
-Result<uint16_t> VfioDevice::config_read16(uint32_t offset) {
-  unsigned char b[2];
-  if (Status s = config_read(offset, b, 2); !s) return s;
-  return static_cast<uint16_t>(b[0] | (b[1] << 8));
-}
-
-Status VfioDevice::config_write16(uint32_t offset, uint16_t value) {
-  const unsigned char b[2] = {static_cast<unsigned char>(value & 0xff),
-                              static_cast<unsigned char>(value >> 8)};
-  return config_write(offset, b, 2);
-}
-
-Status VfioDevice::set_command_bits(uint16_t bits, bool on) {
-  Result<uint16_t> cmd = config_read16(kPciCommandOffset);
-  if (!cmd) return cmd.status();
-  const uint16_t v = on ? static_cast<uint16_t>(*cmd | bits) : static_cast<uint16_t>(*cmd & ~bits);
-  if (Status s = config_write16(kPciCommandOffset, v); !s) return s;
-  log::debug(kComp, "{}: PCI command {:#06x} -> {:#06x}", bdf(), *cmd, v);
-  return Status::ok();
-}
-
-Status VfioDevice::enable_bus_master() {
-  return set_command_bits(kPciCommandMemory | kPciCommandMaster, true);
-}
-
-Status VfioDevice::disable_bus_master() { return set_command_bits(kPciCommandMaster, false); }
 
 // ---- MSI-X -------------------------------------------------------------------
 
@@ -443,6 +445,7 @@ Status VfioDevice::dma_map(void* va, uint64_t iova, uint64_t size, uint32_t acce
   if (size == 0 || (reinterpret_cast<uintptr_t>(va) | iova | size) % page != 0 ||
       (access & kDmaReadWrite) == 0)
     return KBV_ERR_INVALID_ARGUMENT;
+  if (kind_ == BackendKind::kIommufd) return ioas_map(va, iova, size, access);
   vfio_iommu_type1_dma_map m{};
   m.argsz = sizeof m;
   m.flags = ((access & kDmaDeviceRead) ? VFIO_DMA_MAP_FLAG_READ : 0) |
@@ -458,6 +461,7 @@ Status VfioDevice::dma_map(void* va, uint64_t iova, uint64_t size, uint32_t acce
 }
 
 Status VfioDevice::dma_unmap(uint64_t iova, uint64_t size) {
+  if (kind_ == BackendKind::kIommufd) return ioas_unmap(iova, size);
   vfio_iommu_type1_dma_unmap u{};
   u.argsz = sizeof u;
   u.flags = 0;

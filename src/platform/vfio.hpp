@@ -1,12 +1,30 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// VfioDevice: one PCI function bound to vfio-pci, opened through the type1
-// IOMMU backend (linux/vfio.h; kernel Documentation/driver-api/vfio.rst
-// "VFIO Usage Example"). Runs unchanged on silicon (real_sys()) and on the
-// HCA model, whose emulated VFIO kernel answers the same calls (sys.hpp).
+// VfioDevice: one PCI function bound to vfio-pci (a PciBackend,
+// backend.hpp), opened through the type1 IOMMU backend (linux/vfio.h; kernel
+// Documentation/driver-api/vfio.rst "VFIO Usage Example") or through iommufd
+// and the VFIO device cdev (Documentation/userspace-api/iommufd.rst,
+// Documentation/driver-api/vfio.rst "VFIO device cdev"; vfio_iommufd.cpp).
+// Runs unchanged on silicon (real_sys()) and on the HCA model, whose emulated
+// VFIO kernel answers the same calls (sys.hpp).
 //
-// open(sys, bdf) performs, in order, each step failing with a logged message
-// that names the step and the object:
+// open(sys, bdf, BackendKind::kIommufd) replaces steps 2-5 below by:
+//   a. sysfs: /sys/bus/pci/devices/<bdf>/vfio-dev must hold one "vfioN";
+//   b. open /dev/iommu (the iommufd) and /dev/vfio/devices/vfioN;
+//   c. VFIO_DEVICE_BIND_IOMMUFD(iommufd) on the cdev -> devid;
+//   d. IOMMU_IOAS_ALLOC -> ioas id; VFIO_DEVICE_ATTACH_IOMMUFD_PT(ioas);
+//   e. IOMMU_IOAS_IOVA_RANGES (re-issued with the num_iovas the kernel asks
+//      for on EMSGSIZE) -> usable ranges and out_iova_alignment;
+//   f. VFIO_DEVICE_GET_INFO as step 5.
+// dma_map / dma_unmap are then IOMMU_IOAS_MAP (FIXED_IOVA | READABLE |
+// WRITEABLE as asked) / IOMMU_IOAS_UNMAP on the iommufd; the rest (regions,
+// BAR0, MSI-X, reset) is the same device ioctls on the cdev. Destruction
+// closes the cdev (which detaches and unbinds) and then the iommufd (which
+// frees the IOAS and every mapping). kVfio (and kAuto) picks iommufd when
+// /dev/iommu and the cdev exist (as QEMU and DPDK do), type1 otherwise.
+//
+// open(sys, bdf) (type1) performs, in order, each step failing with a logged
+// message that names the step and the object:
 //   1. sysfs: /sys/bus/pci/devices/<bdf>/driver must be vfio-pci, and
 //      iommu_group -> group number n.
 //   2. container: open /dev/vfio/vfio; VFIO_GET_API_VERSION == VFIO_API_VERSION;
@@ -64,6 +82,7 @@
 #include <string_view>
 #include <vector>
 
+#include "platform/backend.hpp"
 #include "platform/dma_mapper.hpp"
 #include "platform/mmio.hpp"
 #include "platform/pci.hpp"
@@ -79,23 +98,25 @@ struct VfioRegion {
   uint64_t offset = 0;  // file offset of the region in the device fd
 };
 
-class VfioDevice final : public DmaMapper {
+class VfioDevice final : public PciBackend {
  public:
-  // PCI configuration space (PCI Local Bus 3.0 section 6.2.2, command
-  // register at 0x04): bit 1 memory space enable, bit 2 bus master enable.
-  static constexpr uint32_t kPciCommandOffset = 0x04;
-  static constexpr uint16_t kPciCommandMemory = 1u << 1;
-  static constexpr uint16_t kPciCommandMaster = 1u << 2;
-
-  static Result<std::unique_ptr<VfioDevice>> open(Sys& sys, std::string_view bdf);
+  // kind: kVfioType1, kIommufd, or kVfio / kAuto (iommufd when available,
+  // else type1; see above); kUio -> KBV_ERR_INVALID_ARGUMENT.
+  static Result<std::unique_ptr<VfioDevice>> open(Sys& sys, std::string_view bdf,
+                                                  BackendKind kind = BackendKind::kVfioType1);
+  // True when `bdf` has a VFIO device cdev (sysfs vfio-dev/vfioN) and
+  // /dev/iommu opens: what kAuto checks. `cdev` receives "/dev/vfio/devices/vfioN".
+  static bool iommufd_available(Sys& sys, std::string_view bdf, std::string* cdev = nullptr);
   ~VfioDevice() override;
   VfioDevice(const VfioDevice&) = delete;
   VfioDevice& operator=(const VfioDevice&) = delete;
 
-  const PciDeviceInfo& pci() const { return pci_; }
-  std::string bdf() const { return pci_.address.to_string(); }
+  BackendKind kind() const override { return kind_; }
+  const PciDeviceInfo& pci() const override { return pci_; }
   Sys& sys() const { return sys_; }
-  int container_fd() const { return container_fd_; }
+  int container_fd() const { return container_fd_; }  // -1 on iommufd
+  int iommufd() const { return iommufd_; }            // -1 on type1
+  uint32_t ioas_id() const { return ioas_id_; }       // iommufd: the IOAS; 0 on type1
   int group_fd() const { return group_fd_; }
   int device_fd() const { return device_fd_; }
   uint32_t device_flags() const { return device_flags_; }  // VFIO_DEVICE_FLAGS_*
@@ -104,37 +125,30 @@ class VfioDevice final : public DmaMapper {
 
   // BAR0 (init segment at 0, UAR pages at n * 4096), mapped for the life of
   // the device.
-  const Bar& bar0() const { return bar0_; }
+  const Bar& bar0() const override { return bar0_; }
 
   // ---- PCI configuration space (pread/pwrite at the config region offset) ----
   // [offset, offset+len) must lie inside the config region, else
   // KBV_ERR_INVALID_ARGUMENT; a short transfer is KBV_ERR_IO.
-  Status config_read(uint32_t offset, void* buf, size_t len);
-  Status config_write(uint32_t offset, const void* buf, size_t len);
-  // Little-endian 16-bit config register (PCI config space is LE).
-  Result<uint16_t> config_read16(uint32_t offset);
-  Status config_write16(uint32_t offset, uint16_t value);
-  // Sets (enable) or clears (disable) memory space + bus master in the
-  // command register, read-modify-write. The HCA cannot DMA until enabled.
-  Status enable_bus_master();
-  Status disable_bus_master();
+  Status config_read(uint32_t offset, void* buf, size_t len) override;
+  Status config_write(uint32_t offset, const void* buf, size_t len) override;
 
   // ---- MSI-X (VFIO_PCI_MSIX_IRQ_INDEX) ----
   // Vectors the device offers; 0 when MSI-X cannot signal eventfds.
-  uint32_t msix_vector_count() const { return msix_count_; }
+  uint32_t msix_vector_count() const override { return msix_count_; }
   // Creates `n` eventfds (EFD_CLOEXEC | EFD_NONBLOCK, created with libc
   // eventfd(2): they are ordinary kernel eventfds on the model too) and
   // attaches them to vectors 0..n-1 with VFIO_DEVICE_SET_IRQS
   // (DATA_EVENTFD | ACTION_TRIGGER, start 0, count n). n == 0 or n > count ->
   // KBV_ERR_INVALID_ARGUMENT. If MSI-X is already enabled it is disabled
   // first (vfio-pci cannot resize an enabled MSI-X set).
-  Status enable_msix(uint32_t n);
+  Status enable_msix(uint32_t n) override;
   // VFIO_DEVICE_SET_IRQS (DATA_NONE | ACTION_TRIGGER, count 0) and close the
   // eventfds. A no-op when not enabled.
-  Status disable_msix();
-  uint32_t msix_enabled_count() const { return static_cast<uint32_t>(msix_fds_.size()); }
+  Status disable_msix() override;
+  uint32_t msix_enabled_count() const override { return static_cast<uint32_t>(msix_fds_.size()); }
   // The eventfd of vector v (read(2) it to consume interrupts); -1 when none.
-  int msix_eventfd(uint32_t v) const { return v < msix_fds_.size() ? msix_fds_[v] : -1; }
+  int msix_eventfd(uint32_t v) const override { return v < msix_fds_.size() ? msix_fds_[v] : -1; }
 
   // ---- reset ----
   // VFIO_DEVICE_RESET (function-level reset); KBV_ERR_NOT_SUPPORTED when the
@@ -143,9 +157,10 @@ class VfioDevice final : public DmaMapper {
   // (firmware, queues) is lost. Linux saves and restores config space around
   // the reset (pci_reset_function), but the driver should still call
   // enable_bus_master() again before the next bring-up rather than rely on it.
-  Status reset();
+  Status reset() override;
 
-  // ---- DmaMapper: VFIO_IOMMU_MAP_DMA / VFIO_IOMMU_UNMAP_DMA on the container ----
+  // ---- DmaMapper: VFIO_IOMMU_MAP_DMA / VFIO_IOMMU_UNMAP_DMA on the container,
+  // IOMMU_IOAS_MAP / IOMMU_IOAS_UNMAP on the iommufd ----
   Status dma_map(void* va, uint64_t iova, uint64_t size, uint32_t access) override;
   Status dma_unmap(uint64_t iova, uint64_t size) override;
   std::vector<IovaRange> iova_ranges() const override { return iova_ranges_; }
@@ -161,6 +176,12 @@ class VfioDevice final : public DmaMapper {
 
  private:
   explicit VfioDevice(Sys& sys) : sys_(sys) {}
+  Status open_type1();
+  Status open_iommufd(const std::string& cdev);  // vfio_iommufd.cpp
+  Status query_ioas_ranges();                    // vfio_iommufd.cpp
+  Status ioas_map(void* va, uint64_t iova, uint64_t size, uint32_t access);
+  Status ioas_unmap(uint64_t iova, uint64_t size);
+  Status query_device_info();
   Status open_container();
   Status open_group();
   Status query_iommu_info();
@@ -168,9 +189,12 @@ class VfioDevice final : public DmaMapper {
   Status query_region(uint32_t index, VfioRegion& out);
   Status map_bar0();
   Status query_msix();
-  Status set_command_bits(uint16_t bits, bool on);
 
   Sys& sys_;
+  BackendKind kind_ = BackendKind::kVfioType1;
+  std::string cdev_path_;  // iommufd: /dev/vfio/devices/vfioN
+  int iommufd_ = -1;
+  uint32_t ioas_id_ = 0;
   PciDeviceInfo pci_;
   std::string group_path_;
   int container_fd_ = -1;

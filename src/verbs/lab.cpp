@@ -205,7 +205,7 @@ kbv_status_t kbv_device_reset(kbv_device_t dev, kbv_reset_info_t* info) {
     return KBV_ERR_INVALID_STATE;
   const bool children = d->open_children.load() != 0;
   const uint64_t t0 = now_ns();
-  Status st = d->pdev->vfio().reset();
+  Status st = d->pdev->backend().reset();
   const uint64_t t1 = now_ns();
   if (info) info->flr_ns = t1 - t0;
   if (st.is_error()) {

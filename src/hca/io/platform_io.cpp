@@ -50,32 +50,32 @@ void PlatformDeviceIo::dma_free(const DmaBlock& block) {
 }
 
 Result<int> PlatformDeviceIo::msix_eventfd(uint32_t vector) {
-  const int fd = dev_.vfio().msix_eventfd(vector);
+  const int fd = dev_.backend().msix_eventfd(vector);
   if (fd < 0) return Status{KBV_ERR_NOT_SUPPORTED};
   return fd;
 }
 
 Status PlatformDeviceIo::enable_device(uint32_t msix_vectors) {
-  Status s = dev_.vfio().enable_bus_master();
+  Status s = dev_.backend().enable_bus_master();
   if (!s) {
     log::error(kLog, "cannot enable bus mastering: {}", s.to_string());
     return s;
   }
-  const uint32_t avail = dev_.vfio().msix_vector_count();
+  const uint32_t avail = dev_.backend().msix_vector_count();
   const uint32_t n = std::min(msix_vectors, avail);
   if (n == 0) {
     log::info(kLog, "no MSI-X vectors; the driver polls");
     return Status::ok();
   }
-  Status m = dev_.vfio().enable_msix(n);
+  Status m = dev_.backend().enable_msix(n);
   if (!m) log::warn(kLog, "MSI-X not enabled ({}); the driver polls", m.to_string());
   return Status::ok();
 }
 
 void PlatformDeviceIo::disable_device() {
-  Status m = dev_.vfio().disable_msix();
+  Status m = dev_.backend().disable_msix();
   if (!m) log::warn(kLog, "disable MSI-X: {}", m.to_string());
-  Status b = dev_.vfio().disable_bus_master();
+  Status b = dev_.backend().disable_bus_master();
   if (!b) log::warn(kLog, "disable bus master: {}", b.to_string());
 }
 

@@ -43,7 +43,7 @@ class PlatformDeviceIo final : public DeviceIo {
   Result<int> msix_eventfd(uint32_t vector) override;
   Status enable_device(uint32_t msix_vectors) override;
   void disable_device() override;
-  Status reset_function() override { return dev_.vfio().reset(); }
+  Status reset_function() override { return dev_.backend().reset(); }
   uint64_t now_ns() const override { return monotonic_ns(); }
 
   size_t live_blocks() const { return bufs_.size() + pages_; }

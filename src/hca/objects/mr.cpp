@@ -47,7 +47,7 @@ Status Mr::create(Hca& hca, platform::DmaContext& dma, uint32_t pd, void* addr, 
   a.mkey_7_0 = hca.next_mkey_variant();
   const size_t pages = mr->reg_.mapped_size() >> kLogPage;
   a.mtt.resize(pages);
-  for (size_t i = 0; i < pages; ++i) a.mtt[i] = mr->reg_.mapped_iova() + (i << kLogPage);
+  for (size_t i = 0; i < pages; ++i) a.mtt[i] = mr->reg_.page_iova(i);  // 4 KiB pages (kLogPage)
   a.mtt_rd_en = true;
   a.mtt_wr_en = true;  // page present (MLX5_IB_MTT_PRESENT); rights are the key's
   Mr* raw = mr.release();

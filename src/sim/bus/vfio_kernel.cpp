@@ -205,8 +205,13 @@ Kernel::Model* Kernel::model_by_bdf(std::string_view bdf) const {
 
 Kernel::Model* Kernel::model_by_group(int group) const {
   for (auto& [n, m] : models_)
-    if (m->group == group) return m.get();
+    if (m->group == group && m->has_group) return m.get();
   return nullptr;
+}
+
+Kernel::Model* Kernel::vfio_group(int group) const {
+  Model* m = model_by_group(group);
+  return m && m->driver == "vfio-pci" ? m : nullptr;
 }
 
 // ---- descriptors -------------------------------------------------------------------
@@ -277,6 +282,16 @@ char Kernel::fd_kind(int fd, std::string* path) const {
       if (path) *path = "/dev/vfio/" + std::to_string(f.model->group);
       return 'G';
     case Fd::kDevice: return 'D';
+    case Fd::kIommufd:
+      if (path) *path = "/dev/iommu";
+      return 'I';
+    case Fd::kCdev:
+      if (path) *path = "/dev/vfio/devices/vfio" + std::to_string(f.model->slot);
+      return 'V';
+    case Fd::kSysConfig:
+    case Fd::kSysResource:
+    case Fd::kSysReset: return 'S';
+    case Fd::kPagemap: return 'P';
   }
   return 0;
 }
@@ -313,10 +328,28 @@ int Kernel::open(const char* path, int flags) {
                               (flags & O_CLOEXEC) != 0);
     return fd < 0 ? fail(-fd) : fd;
   }
+  if (p == "/proc/self/pagemap" && any_uio()) {
+    if ((flags & O_ACCMODE) != O_RDONLY) return fail(EACCES);  // 0444
+    const int fd = reserve_fd(Fd{Fd::kPagemap, nullptr, nullptr}, (flags & O_CLOEXEC) != 0);
+    return fd < 0 ? fail(-fd) : fd;
+  }
+  if (p == "/dev/iommu" && iommufd_) {
+    // iommufd/main.c iommufd_fops_open: every open is a new context.
+    const int fd = reserve_fd(Fd{Fd::kIommufd, nullptr, nullptr, std::make_shared<Iommufd>()},
+                              (flags & O_CLOEXEC) != 0);
+    return fd < 0 ? fail(-fd) : fd;
+  }
+  if (Model* m = model_by_cdev(p)) {
+    // vfio_device_fops_cdev_open: a descriptor per open, usable after BIND.
+    const int fd = reserve_fd(Fd{Fd::kCdev, nullptr, m}, (flags & O_CLOEXEC) != 0);
+    return fd < 0 ? fail(-fd) : fd;
+  }
   if (const int g = group_number(p); g >= 0) {
-    if (Model* m = model_by_group(g)) {
-      // group.c vfio_group_fops_open: one open file per group.
-      if (m->group_open) return fail(EBUSY);
+    if (Model* m = vfio_group(g)) {
+      // group.c vfio_group_fops_open: one open file per group; EBUSY while
+      // a cdev of its device is bound (vfio_group_fops_open:
+      // cdev_device_open_cnt).
+      if (m->group_open || m->cdev_bound) return fail(EBUSY);
       const int fd = reserve_fd(Fd{Fd::kGroup, nullptr, m}, (flags & O_CLOEXEC) != 0);
       if (fd < 0) return fail(-fd);
       m->group_open = true;
@@ -357,6 +390,8 @@ void Kernel::release_file(Fd& file) {
     } else {
       m.group_release_pending = true;
     }
+  } else if (f->kind == Fd::kCdev) {
+    cdev_release(*f);
   } else if (f->kind == Fd::kDevice) {
     Model& m = *f->model;
     --m.device_fds;
@@ -401,6 +436,8 @@ int Kernel::ioctl(int fd, unsigned long request, void* arg) {
     case Fd::kContainer: r = container_ioctl(*f, request, arg); break;
     case Fd::kGroup: r = group_ioctl(*f->model, request, arg); break;
     case Fd::kDevice: r = device_ioctl(*f->model, request, arg); break;
+    case Fd::kIommufd: r = iommufd_ioctl(*f->ictx, request, arg); break;
+    case Fd::kCdev: r = cdev_ioctl(*f, request, arg); break;
     default: r = -ENOTTY;
   }
   return r < 0 ? fail(-r) : r;
@@ -599,7 +636,21 @@ ssize_t Kernel::pread(int fd, void* buf, size_t count, off_t offset) {
     lk.unlock();
     return real_.pread(fd, buf, count, offset);
   }
-  if (f->kind != Fd::kDevice) return fail(EINVAL);
+  if (f->kind == Fd::kPagemap) {
+    const ssize_t r = pagemap_read(buf, count, offset);
+    return r < 0 ? fail(static_cast<int>(-r)) : r;
+  }
+  if (f->kind == Fd::kSysConfig) {
+    // sysfs config: offsets are register offsets (pci_read_config); past the end reads 0 bytes.
+    if (offset >= static_cast<off_t>(PciConfig::kSize)) return 0;
+    count = std::min<size_t>(count, PciConfig::kSize - static_cast<size_t>(offset));
+    const ssize_t r = region_rw(*f->model, buf, count,
+                                static_cast<off_t>((uint64_t{VFIO_PCI_CONFIG_REGION_INDEX} << 40) +
+                                                   static_cast<uint64_t>(offset)),
+                                false);
+    return r < 0 ? fail(static_cast<int>(-r)) : r;
+  }
+  if (f->kind != Fd::kDevice && !f->bound()) return fail(EINVAL);
   const ssize_t r = region_rw(*f->model, buf, count, offset, false);
   return r < 0 ? fail(static_cast<int>(-r)) : r;
 }
@@ -611,13 +662,30 @@ ssize_t Kernel::pwrite(int fd, const void* buf, size_t count, off_t offset) {
     lk.unlock();
     return real_.pwrite(fd, buf, count, offset);
   }
-  if (f->kind != Fd::kDevice) return fail(EINVAL);
+  if (f->kind == Fd::kSysConfig) {
+    if (offset >= static_cast<off_t>(PciConfig::kSize)) return 0;
+    count = std::min<size_t>(count, PciConfig::kSize - static_cast<size_t>(offset));
+    const ssize_t r = region_rw(*f->model, const_cast<void*>(buf), count,
+                                static_cast<off_t>((uint64_t{VFIO_PCI_CONFIG_REGION_INDEX} << 40) +
+                                                   static_cast<uint64_t>(offset)),
+                                true);
+    return r < 0 ? fail(static_cast<int>(-r)) : r;
+  }
+  if (f->kind == Fd::kSysReset) {
+    // pci-sysfs reset_store: "1" resets the function (pci_reset_function).
+    if (count == 0 || static_cast<const char*>(buf)[0] != '1') return fail(EINVAL);
+    f->model->dev->reset();
+    return static_cast<ssize_t>(count);
+  }
+  if (f->kind != Fd::kDevice && !f->bound()) return fail(EINVAL);
   const ssize_t r = region_rw(*f->model, const_cast<void*>(buf), count, offset, true);
   return r < 0 ? fail(static_cast<int>(-r)) : r;
 }
 
 void* Kernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   std::unique_lock lk(mu_);
+  if (fd == -1 && (flags & MAP_ANONYMOUS) && (flags & MAP_HUGETLB) && addr == nullptr)
+    return huge_mmap(length);  // the model machine's hugetlbfs pool
   Fd* f = find_fd(fd);
   if (!f) {
     lk.unlock();
@@ -627,7 +695,19 @@ void* Kernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t
     errno = e;
     return MAP_FAILED;
   };
-  if (f->kind != Fd::kDevice) return bad(ENODEV);  // no mmap op on containers/groups
+  if (f->kind == Fd::kSysResource) {
+    // pci_mmap_resource: shared, page aligned, inside the BAR.
+    PciDevice& d = *f->model->dev;
+    const uint64_t pos = static_cast<uint64_t>(offset);
+    if (length == 0 || (flags & MAP_SHARED) == 0 || (pos & 0xFFF) ||
+        pos + length > d.config().bar0_size)
+      return bad(EINVAL);
+    const int memfd = d.bar0_fd();
+    lk.unlock();
+    return ::mmap(addr, length, prot, flags, memfd, offset);
+  }
+  if (f->kind == Fd::kCdev && !f->bound()) return bad(EINVAL);             // before BIND
+  if (f->kind != Fd::kDevice && f->kind != Fd::kCdev) return bad(ENODEV);  // no mmap op
   PciDevice& d = *f->model->dev;
   const uint64_t index = static_cast<uint64_t>(offset) >> 40;
   const uint64_t pos = static_cast<uint64_t>(offset) & ((1ull << 40) - 1);
@@ -641,7 +721,13 @@ void* Kernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t
   return ::mmap(addr, length, prot, flags, memfd, static_cast<off_t>(pos));
 }
 
-int Kernel::munmap(void* addr, size_t length) { return real_.munmap(addr, length); }
+int Kernel::munmap(void* addr, size_t length) {
+  {
+    std::lock_guard lk(mu_);
+    if (huge_munmap(addr, length)) return 0;
+  }
+  return real_.munmap(addr, length);
+}
 
 platform::MmioTrap* Kernel::mmio_trap(int device_fd, uint32_t region_index) {
   std::unique_lock lk(mu_);
@@ -650,7 +736,9 @@ platform::MmioTrap* Kernel::mmio_trap(int device_fd, uint32_t region_index) {
     lk.unlock();
     return real_.mmio_trap(device_fd, region_index);
   }
-  if (f->kind != Fd::kDevice || region_index != VFIO_PCI_BAR0_REGION_INDEX) return nullptr;
+  if (f->kind == Fd::kSysResource && region_index == 0) return &f->model->dev->bar0_trap();
+  if ((f->kind != Fd::kDevice && !f->bound()) || region_index != VFIO_PCI_BAR0_REGION_INDEX)
+    return nullptr;
   return &f->model->dev->bar0_trap();
 }
 

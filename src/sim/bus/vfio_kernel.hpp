@@ -121,6 +121,31 @@ class Kernel final : public platform::Sys {
   // "sim:<name>" -> the device's BDF.
   Result<std::string> resolve(std::string_view uri) const;
 
+  // ---- the machine around the functions (tests of the backends) ----
+  // /dev/iommu and each vfio-pci function's cdev /dev/vfio/devices/vfio<slot>
+  // (sysfs <bdf>/vfio-dev/vfio<slot>) exist: a Linux 6.6+ kernel with
+  // CONFIG_IOMMUFD and CONFIG_VFIO_DEVICE_CDEV (iommufd.cpp). Off by default.
+  void set_iommufd(bool on);
+  bool iommufd_enabled() const;
+  // Rebinds function `name` to `driver` ("vfio-pci", "uio_pci_generic",
+  // another name such as "mlx5_core", or "" for none): sysfs `driver`
+  // follows, and only vfio-pci functions have /dev/vfio files.
+  // KBV_ERR_NOT_FOUND, KBV_ERR_BUSY while it is open.
+  Status bind_driver(const std::string& name, const std::string& driver);
+  // Puts the function in its IOMMU group or takes it out (IOMMU off): no
+  // sysfs iommu_group link, no /dev/vfio group or cdev. Same errors.
+  Status set_iommu_group(const std::string& name, bool in_group);
+  // Live DMA mappings (bytes) of iommufd IOASes in this process.
+  uint64_t iommufd_mapped_bytes() const;
+  // The machine's 2 MiB huge page pool (hugetlbfs): anonymous MAP_HUGETLB
+  // mmaps through this Sys take 2 MiB-aligned pages from it (ENOMEM when it
+  // is short, as Linux without reserved huge pages); munmap returns them.
+  // Default 0. (uio.cpp)
+  void set_huge_pages(size_t n);
+  size_t huge_pages_free() const;
+  // Model descriptors open now (every kind): a closed device leaves none.
+  size_t descriptors() const;
+
   // Whether a path / descriptor is answered by the model (LD_PRELOAD routing).
   bool owns_path(const char* path) const;
   bool owns_fd(int fd) const;
@@ -167,6 +192,8 @@ class Kernel final : public platform::Sys {
   struct Model;
   struct Container;
   struct Fd;
+  struct Ioas;
+  struct Iommufd;
 
  private:
   // Each returns the ioctl result or -errno; the caller sets errno.
@@ -175,6 +202,18 @@ class Kernel final : public platform::Sys {
   int group_ioctl(Model& m, unsigned long req, void* arg);
   int device_ioctl(Model& m, unsigned long req, void* arg);
   int set_irqs(Model& m, void* arg);
+  int iommufd_ioctl(Iommufd& ctx, unsigned long req, void* arg);  // iommufd.cpp
+  int cdev_ioctl(Fd& f, unsigned long req, void* arg);            // iommufd.cpp
+  void cdev_release(Fd& f);                                       // iommufd.cpp
+  Model* vfio_group(int group) const;  // /dev/vfio/<group> of a vfio-pci function
+  // No-IOMMU view (uio.cpp): pagemap answers and the physical address space
+  // every uio_pci_generic function sees; mu_ held.
+  ssize_t pagemap_read(void* buf, size_t count, off_t offset);
+  void uio_attach(Model& m, bool on);
+  bool any_uio() const;
+  void* huge_mmap(size_t length);               // MAP_FAILED + errno when the pool is short
+  bool huge_munmap(void* addr, size_t length);  // false: not a pool mapping
+  Model* model_by_cdev(const std::string& path) const;
   ssize_t region_rw(Model& m, void* buf, size_t count, off_t offset, bool write);
   void detach_group(Model& m);                // mu_ held
   int reserve_fd(Fd f, bool cloexec = true);  // mu_ held; -errno on failure
@@ -195,6 +234,13 @@ class Kernel final : public platform::Sys {
   std::map<std::string, std::unique_ptr<Model>> models_;  // by name
   Attach attach_;
   std::unordered_map<int, std::shared_ptr<Fd>> fds_;  // dup'ed numbers share the Fd
+  bool iommufd_ = false;
+  // No-IOMMU physical address space (uio.cpp).
+  std::map<uint64_t, uint64_t> phys_chunks_;  // 2 MiB VA chunk -> its physical base
+  uint64_t next_phys_top_ = 0;                // chunks are handed out downwards
+  std::map<uint64_t, uint64_t> phys_pages_;   // VA page -> physical page, reported so far
+  size_t huge_total_ = 0, huge_used_ = 0;
+  std::map<uintptr_t, size_t> huge_maps_;  // start -> length
 };
 
 }  // namespace kbv::sim

@@ -9,6 +9,7 @@
 #include "sim/bus/vfio_kernel.hpp"
 
 #include <cerrno>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,24 @@ struct Kernel::Container {
   std::vector<Model*> groups;
 };
 
+// An iommufd IO address space (IOMMU_IOAS_ALLOC): its mappings and the
+// devices attached to it (VFIO_DEVICE_ATTACH_IOMMUFD_PT), whose own IOMMU
+// view follows every map and unmap. Owned by its iommufd and by each
+// attached device descriptor.
+struct Kernel::Ioas {
+  uint32_t id = 0;
+  IommuMap maps;
+  std::vector<Model*> attached;
+};
+
+// An open /dev/iommu: its objects by ID (one ID space for IOASes and
+// bound devices, as iommufd's xarray).
+struct Kernel::Iommufd {
+  uint32_t next_id = 1;
+  std::map<uint32_t, std::shared_ptr<Ioas>> ioas;
+  std::map<uint32_t, Model*> devices;  // devid -> bound device
+};
+
 // One model function, alone in its IOMMU group.
 struct Kernel::Model {
   std::string name;
@@ -35,13 +54,32 @@ struct Kernel::Model {
   std::shared_ptr<Container> container;  // VFIO_GROUP_SET_CONTAINER
   int device_fds = 0;                    // open VFIO_GROUP_GET_DEVICE_FD descriptors
   std::shared_ptr<void> attached;        // Kernel::Attach result; destroyed before dev
+  std::string driver = "vfio-pci";       // the bound driver ("" = none; Kernel::bind_driver)
+  bool has_group = true;                 // in an IOMMU group (Kernel::set_iommu_group)
+  bool cdev_bound = false;               // VFIO_DEVICE_BIND_IOMMUFD done on its cdev
   ~Model() { attached.reset(); }
 };
 
 struct Kernel::Fd {
-  enum Kind { kContainer, kGroup, kDevice } kind;
+  // kSysConfig / kSysResource / kSysReset: sysfs config (opened for
+  // writing), resource0, reset of a function; kPagemap: /proc/self/pagemap.
+  enum Kind {
+    kContainer,
+    kGroup,
+    kDevice,
+    kIommufd,
+    kCdev,
+    kSysConfig,
+    kSysResource,
+    kSysReset,
+    kPagemap
+  } kind;
   std::shared_ptr<Container> container;  // kContainer
-  Model* model = nullptr;                // kGroup, kDevice
+  Model* model = nullptr;                // kGroup, kDevice, kCdev, kSys*
+  std::shared_ptr<Iommufd> ictx = {};    // kIommufd; kCdev once bound
+  uint32_t devid = 0;                    // kCdev once bound
+  std::shared_ptr<Ioas> ioas = {};       // kCdev once attached
+  bool bound() const { return kind == kCdev && ictx != nullptr; }
 };
 
 // Collapses "//" and drops a trailing "/" (not of "/"): sysfs and /dev paths

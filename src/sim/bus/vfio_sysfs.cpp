@@ -32,8 +32,9 @@ std::string bus_dir() {
   return b;
 }
 
-constexpr const char* kAttrs[] = {"class",    "config",           "device",           "numa_node",
-                                  "revision", "subsystem_device", "subsystem_vendor", "vendor"};
+constexpr const char* kAttrs[] = {
+    "class",     "config",   "device",           "numa_node",        "reset", "resource",
+    "resource0", "revision", "subsystem_device", "subsystem_vendor", "vendor"};
 constexpr const char* kLinks[] = {"driver", "iommu_group"};
 
 // A readable descriptor holding `data` (memfd), positioned at 0.
@@ -89,14 +90,18 @@ bool Kernel::owns_path(const char* path) const {
   const std::string p = normalize(path);
   std::lock_guard lk(mu_);
   if (p == "/dev/vfio/vfio") return true;
+  if (p == "/dev/iommu") return iommufd_;
+  if (p == "/dev/vfio/devices") return iommufd_ && !models_.empty();
+  if (model_by_cdev(p)) return true;
   if (starts_with(p, "/dev/vfio/")) {
     const std::string n = p.substr(10);
     return !n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() < 10 &&
-           model_by_group(std::stoi(n)) != nullptr;
+           vfio_group(std::stoi(n)) != nullptr;
   }
   if (p == "/sys/bus/pci/devices" || p == "/sys/kernel/iommu_groups" || p == "/dev/vfio")
     return !models_.empty();  // merged listings
   if (p == bus_dir()) return true;
+  if (p == "/proc/self/pagemap") return any_uio();
   DevPath dp;
   if (split_dev_path(p, dp)) return model_by_bdf(dp.bdf) != nullptr;
   constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
@@ -125,7 +130,17 @@ int Kernel::sysfs_open(const std::string& path, int flags, bool& handled) {
   const bool known = std::any_of(std::begin(kAttrs), std::end(kAttrs),
                                  [&](const char* a) { return dp.rest == a; });
   if (!known) return fail(ENOENT);
-  if ((flags & O_ACCMODE) != O_RDONLY) return fail(EACCES);  // attributes are 0444 here
+  auto model_fd = [&](Fd::Kind k) {
+    const int fd = reserve_fd(Fd{k, nullptr, m}, (flags & O_CLOEXEC) != 0);
+    return fd < 0 ? fail(-fd) : fd;
+  };
+  // Root may write config (0644) and reset (0200); resource0 is mmap'ed
+  // (0600); the others are 0444.
+  const int acc = flags & O_ACCMODE;
+  if (dp.rest == "config" && acc != O_RDONLY) return model_fd(Fd::kSysConfig);
+  if (dp.rest == "resource0") return model_fd(Fd::kSysResource);
+  if (dp.rest == "reset") return acc == O_WRONLY ? model_fd(Fd::kSysReset) : fail(EACCES);
+  if (acc != O_RDONLY) return fail(EACCES);
   const DeviceConfig& c = m->dev->config();
   char text[32];
   if (dp.rest == "config") {
@@ -140,6 +155,18 @@ int Kernel::sysfs_open(const std::string& path, int flags, bool& handled) {
     std::snprintf(text, sizeof text, "0x%04x\n", c.subsystem_vendor_id);
   } else if (dp.rest == "subsystem_device") {
     std::snprintf(text, sizeof text, "0x%04x\n", c.subsystem_id);
+  } else if (dp.rest == "resource") {
+    // pci-sysfs resource_show: BAR0 (64-bit memory, prefetchable), then
+    // empty resources. Start: a made-up bus address.
+    std::string t;
+    char line[80];
+    const uint64_t start = 0xe0000000ull + (uint64_t{m->slot} << 28);
+    std::snprintf(line, sizeof line, "0x%016llx 0x%016llx 0x%016llx\n",
+                  static_cast<unsigned long long>(start),
+                  static_cast<unsigned long long>(start + c.bar0_size - 1), 0x14220cull);
+    t += line;
+    for (int i = 1; i < 13; ++i) t += "0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
+    return content_fd(t.data(), t.size());
   } else if (dp.rest == "class") {
     std::snprintf(text, sizeof text, "0x%06x\n", c.class_code);
   } else if (dp.rest == "revision") {
@@ -167,10 +194,12 @@ ssize_t Kernel::sysfs_readlink(const std::string& p, std::string& target, bool& 
       return 0;
     }
     if (dp.rest == "driver") {
-      target = "../../../bus/pci/drivers/vfio-pci";
+      if (m->driver.empty()) return -ENOENT;
+      target = "../../../bus/pci/drivers/" + m->driver;
       return 0;
     }
     if (dp.rest == "iommu_group") {
+      if (!m->has_group) return -ENOENT;
       target = "../../../kernel/iommu_groups/" + std::to_string(m->group);
       return 0;
     }
@@ -210,15 +239,18 @@ int Kernel::sysfs_list(const std::string& p, std::vector<std::string>& names, bo
     return 0;
   };
   std::vector<std::string> bdfs, groups;
+  std::vector<std::string> vfio_groups;
   for (auto& [n, m] : models_) {
     bdfs.push_back(m->bdf);
-    groups.push_back(std::to_string(m->group));
+    if (m->has_group) groups.push_back(std::to_string(m->group));
+    if (vfio_group(m->group)) vfio_groups.push_back(std::to_string(m->group));
   }
   if (p == "/sys/bus/pci/devices") return merged("/sys/bus/pci/devices", bdfs);
   if (p == "/sys/kernel/iommu_groups") return merged("/sys/kernel/iommu_groups", groups);
   if (p == "/dev/vfio") {
-    groups.push_back("vfio");
-    return merged("/dev/vfio", groups);
+    vfio_groups.push_back("vfio");
+    if (iommufd_) vfio_groups.push_back("devices");
+    return merged("/dev/vfio", vfio_groups);
   }
   if (p == bus_dir()) {
     names = bdfs;
@@ -226,10 +258,30 @@ int Kernel::sysfs_list(const std::string& p, std::vector<std::string>& names, bo
   }
   DevPath dp;
   if (split_dev_path(p, dp) && model_by_bdf(dp.bdf)) {
-    if (!dp.rest.empty()) return -ENOTDIR;  // attributes and links are not directories
+    Model* m = model_by_bdf(dp.bdf);
+    const bool cdev = iommufd_ && m->driver == "vfio-pci" && m->has_group;
+    const std::string vdev = "vfio" + std::to_string(m->slot);
+    if (dp.rest == "vfio-dev" && cdev) {
+      names = {vdev};
+      return 0;
+    }
+    if (dp.rest == "vfio-dev/" + vdev && cdev) {
+      names = {"dev"};
+      return 0;
+    }
+    if (!dp.rest.empty()) return dp.rest == "vfio-dev" ? -ENOENT : -ENOTDIR;
     names.assign(std::begin(kAttrs), std::end(kAttrs));
-    names.insert(names.end(), std::begin(kLinks), std::end(kLinks));
+    if (!m->driver.empty()) names.push_back("driver");
+    if (m->has_group) names.push_back("iommu_group");
+    if (cdev) names.push_back("vfio-dev");
     std::sort(names.begin(), names.end());
+    return 0;
+  }
+  if (p == "/dev/vfio/devices" && iommufd_) {
+    names.clear();
+    for (auto& [n, m] : models_)
+      if (m->driver == "vfio-pci" && m->has_group)
+        names.push_back("vfio" + std::to_string(m->slot));
     return 0;
   }
   constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
@@ -268,12 +320,14 @@ int Kernel::stat_path(const char* path, struct ::stat* st, bool follow) {
     constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
     DevPath dp;
     auto link_or_dir = [&] { return follow ? kDir : kLink; };
-    if (p == "/dev/vfio/vfio") {
+    if (p == "/dev/vfio/vfio" || (p == "/dev/iommu" && iommufd_) || model_by_cdev(p)) {
       kind = kChr;
+    } else if (p == "/dev/vfio/devices" && iommufd_) {
+      kind = kDir;
     } else if (starts_with(p, "/dev/vfio/")) {
       const std::string n = p.substr(10);
       if (!n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos &&
-          model_by_group(std::stoi(n)))
+          vfio_group(std::stoi(n)))
         kind = kChr;
     } else if (p == "/dev/vfio" || p == "/sys/bus/pci/devices" || p == "/sys/kernel/iommu_groups" ||
                p == bus_dir()) {
@@ -281,8 +335,13 @@ int Kernel::stat_path(const char* path, struct ::stat* st, bool follow) {
     } else if (split_dev_path(p, dp) && model_by_bdf(dp.bdf)) {
       if (dp.rest.empty())
         kind = dp.via_link ? link_or_dir() : kDir;
-      else if (dp.rest == "driver" || dp.rest == "iommu_group")
+      else if ((dp.rest == "driver" && !model_by_bdf(dp.bdf)->driver.empty()) ||
+               (dp.rest == "iommu_group" && model_by_bdf(dp.bdf)->has_group))
         kind = link_or_dir();
+      else if (iommufd_ && model_by_bdf(dp.bdf)->driver == "vfio-pci" &&
+               (dp.rest == "vfio-dev" ||
+                dp.rest == "vfio-dev/vfio" + std::to_string(model_by_bdf(dp.bdf)->slot)))
+        kind = kDir;
       else if (std::any_of(std::begin(kAttrs), std::end(kAttrs),
                            [&](const char* a) { return dp.rest == a; }))
         kind = kFile;
