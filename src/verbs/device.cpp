@@ -372,7 +372,9 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
   auto target = (*transport)->open(u.substr(colon + 1));
   if (!target) return target.status().code();
   d->backing = std::move(target->backing);
-  auto h = kbv::platform::DeviceHandle::open(*target->sys, target->bdf);
+  kbv::platform::DeviceOptions dopts;
+  dopts.backend = target->backend;  // the scheme's kernel interface (iommufd:, uio:)
+  auto h = kbv::platform::DeviceHandle::open(*target->sys, target->bdf, dopts);
   if (!h) return h.status().code();
   d->pdev = std::move(*h);
   d->io = std::make_unique<kbv::hca::PlatformDeviceIo>(*d->pdev);

@@ -16,6 +16,8 @@
 // and the doorbell registers of live UAR pages — since a preloaded program's
 // BAR stores are not trapped (pci_device.hpp). rdma-core's mlx5_vfio runs
 // unmodified on these devices (tests/e2e/preload/mlx5_vfio_test.c).
+// KBV_SIM_IOMMUFD=1 adds /dev/iommu and the VFIO device cdevs
+// (/dev/vfio/devices/vfioN, sysfs vfio-dev/), as a Linux 6.6+ kernel.
 //
 // Interposed (glibc symbols, the next definition found with
 // dlsym(RTLD_NEXT)); a call is routed to the model when its path or
@@ -113,6 +115,11 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
       p = c + 1;
     }
   }
+  // KBV_SIM_IOMMUFD=1: the kernel also offers /dev/iommu and each
+  // function's VFIO device cdev (a Linux 6.6+ machine), so kbv's vfio: and
+  // iommufd: URIs, QEMU and DPDK take the iommufd path (iommufd.cpp).
+  if (const char* io = std::getenv("KBV_SIM_IOMMUFD"); io && std::strcmp(io, "1") == 0)
+    Kernel::instance().set_iommufd(true);
   DeviceConfig cfg;
   long poll_us = 1000;
   if (const char* p = std::getenv("KBV_SIM_DBELL_POLL_US")) poll_us = std::strtol(p, nullptr, 10);
