@@ -18,6 +18,9 @@
 // unmodified on these devices (tests/e2e/preload/mlx5_vfio_test.c).
 // KBV_SIM_IOMMUFD=1 adds /dev/iommu and the VFIO device cdevs
 // (/dev/vfio/devices/vfioN, sysfs vfio-dev/), as a Linux 6.6+ kernel.
+// KBV_SIM_DRIVER=uio_pci_generic binds the functions to UIO (no IOMMU:
+// /proc/self/pagemap answered by the model) and KBV_SIM_HUGE_PAGES=N gives
+// that machine N 2 MiB huge pages (anonymous MAP_HUGETLB mmaps).
 //
 // Interposed (glibc symbols, the next definition found with
 // dlsym(RTLD_NEXT)); a call is routed to the model when its path or
@@ -32,8 +35,10 @@
 //     without a poll method), epoll_ctl (EPERM for a model descriptor, as
 //     Linux for such a file);
 //   paths, stat, directories (preload_fs.cpp): see there.
-// Not interposed, because nothing routes through them: munmap (a BAR
-// mapping is a real mapping of the model's memory), eventfd (MSI-X
+// munmap is interposed only with KBV_SIM_HUGE_PAGES (the model's huge page
+// pool, for the UIO machine: KBV_SIM_DRIVER=uio_pci_generic); otherwise a
+// BAR mapping is a real mapping of the model's memory.
+// Not interposed, because nothing routes through them: eventfd (MSI-X
 // eventfds are the program's own, signalled by the model), select (the
 // placeholders answer it natively). Calls the model makes itself while
 // answering bypass the routing through a per-thread re-entrancy flag.
@@ -79,6 +84,9 @@ namespace kbv::sim::preload {
 
 constinit thread_local bool t_in_model = false;
 constinit std::atomic<bool> g_active{false};
+// KBV_SIM_HUGE_PAGES set: anonymous MAP_HUGETLB mmaps and every munmap ask
+// the model's hugetlbfs pool first.
+constinit std::atomic<bool> g_huge_pool{false};
 
 bool route_path(const char* path) {
   if (t_in_model || !g_active.load(std::memory_order_acquire) || !path || path[0] != '/')
@@ -128,6 +136,17 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
   const bool with_fw = !(fw_env && std::strcmp(fw_env, "0") == 0);
   long host = 0;
   if (const char* h = std::getenv("KBV_SIM_PORT_HOST")) host = std::strtol(h, nullptr, 10);
+  // KBV_SIM_DRIVER=<driver>: the functions are bound to it (uio_pci_generic:
+  // the no-IOMMU machine of uio.cpp); KBV_SIM_HUGE_PAGES=N: that machine's
+  // 2 MiB huge page pool (default 0, as Linux without reserved pages).
+  const char* driver = std::getenv("KBV_SIM_DRIVER");
+  if (const char* hp = std::getenv("KBV_SIM_HUGE_PAGES")) {
+    const long n = std::strtol(hp, nullptr, 10);
+    if (n > 0) {
+      Kernel::instance().set_huge_pages(static_cast<size_t>(n));
+      g_huge_pool.store(true, std::memory_order_release);
+    }
+  }
   // The models live as long as the process, like the Kernel that owns them.
   static auto* models = new std::vector<std::unique_ptr<Model>>;
   int made = 0;
@@ -143,6 +162,7 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
     } else {
       st = Kernel::instance().add_device(name, cfg).status();
     }
+    if (st && driver && *driver) st = Kernel::instance().bind_driver(name, driver);
     if (st) {
       ++made;
     } else {
@@ -330,9 +350,25 @@ KBV_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t
     InModel in;
     return Kernel::instance().mmap(addr, len, prot, flags, fd, off);
   }
+  if ((flags & MAP_ANONYMOUS) && (flags & MAP_HUGETLB) && !kbv::sim::preload::t_in_model &&
+      kbv::sim::preload::g_huge_pool.load(std::memory_order_acquire)) {
+    InModel in;
+    return Kernel::instance().mmap(addr, len, prot, flags, -1, off);
+  }
   KBV_NEXT("mmap", void* (*)(void*, size_t, int, int, int, off_t));
   if (!real_fn) return MAP_FAILED;
   return real_fn(addr, len, prot, flags, fd, off);
+}
+
+// Only with a model huge page pool: a pool mapping goes back to it.
+KBV_EXPORT int munmap(void* addr, size_t len) {
+  if (!kbv::sim::preload::t_in_model &&
+      kbv::sim::preload::g_huge_pool.load(std::memory_order_acquire)) {
+    InModel in;
+    return Kernel::instance().munmap(addr, len);  // the real munmap when not the pool's
+  }
+  KBV_NEXT("munmap", int (*)(void*, size_t));
+  return real_fn ? real_fn(addr, len) : -1;
 }
 
 KBV_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
