@@ -19,6 +19,11 @@
 //     pcim_enable_device) and leaves bus mastering off.
 //   * hugetlbfs: MAP_HUGETLB anonymous mmap takes 2 MiB pages from the pool
 //     (ENOMEM when short: hugetlb_reserve_pages), munmap returns them.
+// Simplification: a page's physical address stays reachable by the
+// functions until its huge-pool mapping is unmapped; ordinary pages (an
+// application buffer an MR covered) stay in the map after the process frees
+// them, as a stale physical address would on silicon — a driver that DMAs
+// there after deregistering is wrong either way.
 #include <fcntl.h>
 #include <sys/mman.h>
 
