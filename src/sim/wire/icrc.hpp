@@ -41,9 +41,9 @@
 namespace kbv::sim::wire {
 
 // The raw CRC-32 register update: no preset, no final inversion (like
-// Linux crc32_le). On x86-64 CPUs with PCLMULQDQ, inputs of 64 bytes or
-// more are folded with carry-less multiplication (16-byte blocks; the rest
-// by table), otherwise slice-by-8; both give the same register.
+// Linux crc32_le). Computed by ISA-L (Debian libisal-dev, isa-l/crc.h
+// crc32_gzip_refl: the reflected IEEE CRC-32 of zlib and gzip, with
+// PCLMULQDQ / VPCLMULQDQ folding chosen at run time, aarch64 PMULL too).
 uint32_t crc32_update(uint32_t reg, std::span<const uint8_t> data);
 // The standard CRC-32 (preset ~0, inverted result): crc32("123456789") ==
 // 0xCBF43926.
