@@ -25,9 +25,16 @@ inline bool enabled(kbv_log_level_t level) {
 }
 
 template <class... A>
-void write(kbv_log_level_t level, const char* component, fmt::format_string<A...> f, A&&... a) {
+void write(kbv_log_level_t level, const char* component, fmt::format_string<A...> f,
+           A&&... a) noexcept {
   if (!enabled(level)) return;
-  detail::emit(level, component, fmt::format(f, std::forward<A>(a)...));
+  // Best effort: a message that cannot be formatted (no memory) is lost
+  // rather than thrown into the caller's error path (a command completion
+  // that logs its failure must still finish; found by verbs_oom).
+  try {
+    detail::emit(level, component, fmt::format(f, std::forward<A>(a)...));
+  } catch (...) {
+  }
 }
 
 template <class... A>

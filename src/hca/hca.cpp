@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "hca/hca.hpp"
 
+#include <new>
+
 #include <algorithm>
 #include <cstring>
 
@@ -74,12 +76,26 @@ Status Hca::bringup_status() const {
   return bringup_->status();
 }
 
+template <class Machine>
+void Hca::step_machine(Machine& m) {
+  // A step that fails for memory (building its command) submitted nothing
+  // and left its state as it was: the next poll takes it again. Thrown out
+  // of poll() it reached the caller of whatever drove the device — a
+  // device close then reported KBV_ERR_NO_MEMORY with its teardown begun
+  // and no one left to finish it (found by verbs_oom).
+  try {
+    m.step();
+  } catch (const std::bad_alloc&) {
+    log::debug(kLog, "no memory for a bring-up/teardown step; retried at the next poll");
+  }
+}
+
 Status Hca::start_teardown() {
   if (!cmdq_) return Status{KBV_ERR_INVALID_STATE};
   if (teardown_) return Status{KBV_PENDING};
   if (bringup_ && !bringup_->done()) bringup_->abort(Status{KBV_ERR_CANCELLED});
   teardown_ = std::make_unique<Teardown>(*this);
-  if (!bringup_ || !bringup_->waiting()) teardown_->step();
+  if (!bringup_ || !bringup_->waiting()) step_machine(*teardown_);
   return Status{KBV_PENDING};
 }
 
@@ -245,10 +261,10 @@ uint32_t Hca::poll() {
   }
   if (teardown_ && !teardown_->done()) {
     // Never overtake a command the abandoned bring-up still has in flight.
-    if (!bringup_ || !bringup_->waiting()) teardown_->step();
+    if (!bringup_ || !bringup_->waiting()) step_machine(*teardown_);
     ++work;
   } else if (bringup_ && !bringup_->done()) {
-    bringup_->step();
+    step_machine(*bringup_);
     ++work;
   }
   return work;

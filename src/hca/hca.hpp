@@ -180,6 +180,9 @@ class Hca {
   uint8_t next_mkey_variant() { return ++mkey_var_; }
 
  private:
+  // m.step(), retried at the next poll when it fails for memory (hca.cpp).
+  template <class Machine>
+  void step_machine(Machine& m);
   friend class Bringup;
   friend class Teardown;
 

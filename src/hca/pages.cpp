@@ -2,6 +2,7 @@
 #include "hca/pages.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include "common/log.hpp"
 #include "hca/cmd/pages.hpp"
@@ -62,8 +63,12 @@ Status PageManager::give(uint32_t n, cmd::DoneStatus done, bool page_slot) {
   while (left > 0) {
     const uint32_t k = std::min(left, kMaxPagesPerCmd);
     std::vector<DmaBlock> pages;
-    pages.reserve(k);
-    for (uint32_t i = 0; i < k; ++i) {
+    try {
+      pages.reserve(k);
+    } catch (const std::bad_alloc&) {
+      // From here on the batch owns `done`: report through it (below).
+    }
+    for (uint32_t i = 0; i < k && pages.capacity() == k; ++i) {
       Result<DmaBlock> p = io_.dma_alloc(prm::kAdapterPageSize, prm::kAdapterPageSize);
       if (!p) break;
       pages.push_back(*p);
@@ -86,36 +91,43 @@ Status PageManager::give(uint32_t n, cmd::DoneStatus done, bool page_slot) {
       break;
     }
     std::vector<uint64_t> pas;
-    pas.reserve(k);
-    for (const DmaBlock& p : pages) pas.push_back(p.iova);
+    Status s;
     ++b->commands;
-    Status s = cmd::manage_pages_give(
-        q_, function_id_, pas,
-        [this, b, alive, pages](Status st) {
-          if (alive.expired() || !*alive.lock()) return;  // the device's pages leak with it
-          pending_give_ -= pages.size();
-          if (st.is_ok()) {
-            for (const DmaBlock& p : pages) held_[p.iova] = p;
-            stats_.given += pages.size();
-          } else {
-            log::error(kLog, "MANAGE_PAGES give of {} pages failed: {}", pages.size(),
-                       st.to_string());
-            // A command that failed in firmware or in delivery did not take the
-            // pages; a timeout or a dead device might have: keep those out of
-            // the pool rather than risk reuse.
-            const bool maybe_taken =
-                st == KBV_ERR_TIMEOUT || st == KBV_ERR_DEVICE_FATAL || st == KBV_ERR_DEVICE_REMOVED;
-            for (const DmaBlock& p : pages) {
-              if (maybe_taken)
-                doubtful_[p.iova] = p;
-              else
-                io_.dma_free(p);
+    try {
+      pas.reserve(k);
+      for (const DmaBlock& p : pages) pas.push_back(p.iova);
+      // The pages' map nodes, made now: the completion only moves them.
+      auto staged = std::make_shared<std::map<uint64_t, DmaBlock>>();
+      for (const DmaBlock& p : pages) staged->emplace(p.iova, p);
+      s = cmd::manage_pages_give(
+          q_, function_id_, pas,
+          [this, b, alive, staged](Status st) {
+            if (alive.expired() || !*alive.lock()) return;  // the device's pages leak with it
+            const size_t n = staged->size();
+            pending_give_ -= n;
+            if (st.is_ok()) {
+              held_.merge(*staged);
+              stats_.given += n;
+            } else {
+              log::error(kLog, "MANAGE_PAGES give of {} pages failed: {}", n, st.name());
+              // A command that failed in firmware or in delivery did not take the
+              // pages; a timeout or a dead device might have: keep those out of
+              // the pool rather than risk reuse.
+              const bool maybe_taken = st == KBV_ERR_TIMEOUT || st == KBV_ERR_DEVICE_FATAL ||
+                                       st == KBV_ERR_DEVICE_REMOVED;
+              if (maybe_taken) {
+                doubtful_.merge(*staged);
+              } else {
+                for (const auto& [iova, p] : *staged) io_.dma_free(p);
+              }
+              if (b->status.is_ok()) b->status = st;
             }
-            if (b->status.is_ok()) b->status = st;
-          }
-          if (--b->commands == 0) finish(b);
-        },
-        opts);
+            if (--b->commands == 0) finish(b);
+          },
+          opts);
+    } catch (const std::bad_alloc&) {  // nothing submitted
+      s = Status{KBV_ERR_NO_MEMORY};
+    }
     if (!s.is_pending()) {
       --b->commands;
       for (const DmaBlock& p : pages) io_.dma_free(p);
@@ -230,9 +242,17 @@ Status PageManager::satisfy_startup(prm::QueryPagesOpMod which, cmd::DoneStatus 
           done(Status::ok());
           return;
         }
-        Status s = r->num_pages > 0
-                       ? give(static_cast<uint32_t>(r->num_pages), done)
-                       : take(static_cast<uint32_t>(-static_cast<int64_t>(r->num_pages)), done);
+        // An allocation failure here (inside a command completion) must
+        // still answer `done`, or bring-up waits for it forever (found by
+        // verbs_oom). give() and take() throw only before they took `done`.
+        Status s;
+        try {
+          s = r->num_pages > 0
+                  ? give(static_cast<uint32_t>(r->num_pages), done)
+                  : take(static_cast<uint32_t>(-static_cast<int64_t>(r->num_pages)), done);
+        } catch (const std::bad_alloc&) {
+          s = Status{KBV_ERR_NO_MEMORY};
+        }
         if (!s.is_pending()) done(s);
       });
 }

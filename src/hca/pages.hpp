@@ -32,8 +32,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "hca/cmd/exec.hpp"
@@ -96,12 +96,15 @@ class PageManager {
   DeviceIo& io_;
   CmdQueue& q_;
   uint16_t function_id_;
-  std::unordered_map<uint64_t, DmaBlock> held_;
+  // std::map: a give's pages are staged in nodes of their own before the
+  // command is submitted and merged in (no allocation) when it completes,
+  // so a completion never fails for memory with pages the firmware holds.
+  std::map<uint64_t, DmaBlock> held_;
   // Pages of a MANAGE_PAGES give that timed out or met a dead device: the
   // firmware may or may not hold them. Never reused; freed when the firmware
   // returns one, and by the destructor (the device is disabled or gone by
   // then), as the kernel's pagealloc.c frees what a failed give handed over.
-  std::unordered_map<uint64_t, DmaBlock> doubtful_;
+  std::map<uint64_t, DmaBlock> doubtful_;
   uint32_t in_progress_ = 0;  // give/take operations not yet finished
   size_t max_pages_ = kDefaultMaxPages;
   size_t pending_give_ = 0;  // pages in MANAGE_PAGES gives not yet answered

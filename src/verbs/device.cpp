@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string_view>
 #include <thread>
 
@@ -116,9 +117,9 @@ uint32_t DeviceImpl::progress_locked() {
     }
   }
   if (teardown_requested && !teardown_started) {
-    teardown_started = true;
     open_ticket.reset();
-    (void)hca->start_teardown();
+    (void)hca->start_teardown();  // a throw before its Teardown exists: again next pass
+    teardown_started = true;
     ++work;
   }
   if (teardown_started && hca->teardown_done()) {
@@ -395,10 +396,18 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
   }
   if (!st.is_error()) {
     *out = obj->handle();
-    st = kbv::verbs::submit_control(*d, obj.get(), eq, user_data, [&](const kbv::verbs::Ticket& t) {
-      d->open_ticket = t;
-      return Status{KBV_PENDING};
-    });
+    try {
+      st = kbv::verbs::submit_control(*d, obj.get(), eq, user_data,
+                                      [&](const kbv::verbs::Ticket& t) {
+                                        d->open_ticket = t;
+                                        return Status{KBV_PENDING};
+                                      });
+    } catch (...) {
+      // Only what precedes the submission throws out of submit_control
+      // (registry.cpp): the open was never submitted; undone below (before,
+      // the handle stayed in *out and the device open: found by verbs_oom).
+      st = kbv::abi_exception_status();
+    }
   }
   if (st.is_error()) {
     // Synchronous failure (the event, if any, already says so): the

@@ -143,8 +143,14 @@ Status Object::close(const std::shared_ptr<EventQueue>& eq, uint64_t user_data) 
     }
     closing_ = true;
   }
-  // docs/NTSTATUS.md: pending notification requests complete CANCELLED first.
-  cancel_requests();
+  // docs/NTSTATUS.md: pending notification requests complete CANCELLED
+  // first. Best effort under allocation failure: the close has begun and
+  // must reach release_ref() (an exception here left the object closing
+  // forever and its device unable to close: found by verbs_oom).
+  try {
+    cancel_requests();
+  } catch (...) {
+  }
   bool done = release_ref();  // the creator's reference
   if (eq) return KBV_PENDING;
   return done ? KBV_SUCCESS : KBV_PENDING;

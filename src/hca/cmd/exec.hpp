@@ -19,6 +19,7 @@
 
 #include <cstring>
 #include <functional>
+#include <new>
 #include <span>
 #include <utility>
 #include <vector>
@@ -60,7 +61,16 @@ Status exec(CmdQueue& q, std::span<const std::byte> in, uint32_t out_bytes, Pars
           done(Result<T>(c.status));
           return;
         }
-        done(parse(c.out));
+        // A decode that fails for memory still answers `done` (a lost
+        // answer left bring-up waiting forever: found by verbs_oom).
+        Result<T> r = [&]() -> Result<T> {
+          try {
+            return parse(c.out);
+          } catch (const std::bad_alloc&) {
+            return Status{KBV_ERR_NO_MEMORY};
+          }
+        }();
+        done(std::move(r));
       },
       opts);
 }
