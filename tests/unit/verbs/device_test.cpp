@@ -58,11 +58,16 @@ TEST(VerbsDevice, OneOpenPerFunctionAndReopenAfterClose) {
 }
 
 TEST(VerbsDevice, AsyncOpenCompletesAsOneEvent) {
-  kbv_eq_t eq = 0;
+  kbv_eq_t eq = 0, events = 0;
   ASSERT_EQ(kbv_eq_create(16, &eq), KBV_SUCCESS);
+  // The device's unsolicited events (the port going ACTIVE) on their own
+  // queue: eq sees the requests' completions only.
+  ASSERT_EQ(kbv_eq_create(16, &events), KBV_SUCCESS);
+  kbv_device_open_attr_t attr{};
+  attr.event_eq = events;
   kbv_device_t d = 0;
   const std::string uri = unique_sim_uri("da");
-  ASSERT_EQ(kbv_device_open(uri.c_str(), nullptr, eq, 0xfeed, &d), KBV_PENDING);
+  ASSERT_EQ(kbv_device_open(uri.c_str(), &attr, eq, 0xfeed, &d), KBV_PENDING);
   ASSERT_NE(d, KBV_HANDLE_NONE);
   kbv_event_t ev{};
   ASSERT_TRUE(next_event(eq, ev));
@@ -83,6 +88,7 @@ TEST(VerbsDevice, AsyncOpenCompletesAsOneEvent) {
   EXPECT_EQ(ev.status, KBV_SUCCESS);
   EXPECT_EQ(kbv_eq_poll(eq, &ev, 1), 0);  // exactly one event per request
   EXPECT_EQ(kbv_eq_destroy(eq), KBV_SUCCESS);
+  EXPECT_EQ(kbv_eq_destroy(events), KBV_SUCCESS);
 }
 
 TEST(VerbsDevice, ListsTheModelDevicesNamedInTheEnvironment) {
