@@ -259,7 +259,8 @@ typedef struct kbv_device_attr {
   uint32_t max_msg_size; /* bytes */
   uint32_t local_ca_ack_delay;
   uint32_t page_size_cap; /* bytes: translation page sizes supported (bit n = 2^n) */
-  uint32_t reserved[8];
+  uint32_t max_pkeys;     /* P_Key table entries per port (kbv_port_query_pkey) */
+  uint32_t reserved[7];
 } kbv_device_attr_t;
 
 /* Device query (caps, fw version, GUIDs). Event: info 0. Errors:
@@ -331,6 +332,25 @@ typedef struct kbv_port_attr {
  * KBV_ERR_INVALID_PORT (port 0 or above phys_port_cnt), firmware statuses. */
 kbv_status_t kbv_port_query(kbv_device_t dev, uint32_t port, kbv_port_attr_t* out, kbv_eq_t eq,
                             uint64_t user_data);
+
+/* Entry `index` of the port's P_Key table (QUERY_HCA_VPORT_PKEY; IBTA
+ * 10.9.1), host order, into *pkey: entry 0 is the default P_Key 0xFFFF; an
+ * unset entry reads 0 (an invalid P_Key). The table has 128 << n entries
+ * (cmd_hca_cap.pkey_table_size n; 128 on the model). A QP sends the entry
+ * its pkey_index names (kbv_qp_modify KBV_QP_PKEY_INDEX) in every packet's
+ * BTH, and a request whose P_Key does not match it is dropped by the
+ * receiving HCA and counted (IBTA 10.9.3). Event: info = the P_Key.
+ * Errors: KBV_ERR_INVALID_HANDLE, KBV_ERR_INVALID_ARGUMENT (pkey NULL, index
+ * past the table), KBV_ERR_INVALID_PORT, firmware statuses. */
+kbv_status_t kbv_port_query_pkey(kbv_device_t dev, uint32_t port, uint32_t index, uint16_t* pkey,
+                                 kbv_eq_t eq, uint64_t user_data);
+/* The whole table in one command (QUERY_HCA_VPORT_PKEY with index 0xFFFF):
+ * the first min(n, max_pkeys) entries into table[], host order. Event:
+ * info = the table's size (kbv_device_attr.max_pkeys). Errors:
+ * KBV_ERR_INVALID_HANDLE, KBV_ERR_INVALID_ARGUMENT (table NULL with n > 0),
+ * KBV_ERR_INVALID_PORT, firmware statuses. */
+kbv_status_t kbv_port_query_pkey_table(kbv_device_t dev, uint32_t port, uint16_t* table, uint32_t n,
+                                       kbv_eq_t eq, uint64_t user_data);
 
 /* Device statistics (for kbv-perf): synchronous, cheap, any thread. */
 typedef struct kbv_device_stats {

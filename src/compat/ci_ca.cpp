@@ -297,13 +297,24 @@ ib_api_status_t query_ca(const ib_ca_handle_t h_ca, ib_ca_attr_t* p_ca_attr, uin
   if (ib_api_status_t u = umv(p_umv_buf); u != IB_SUCCESS) return u;
   CiDevice& d = *h_ca->dev;
   d.refresh_ports();
+  // The ports' P_Key tables (QUERY_HCA_VPORT_PKEY); the default P_Key alone
+  // if a table cannot be read.
+  const uint32_t npk = d.attr.max_pkeys ? d.attr.max_pkeys : 1;
+  std::vector<std::vector<uint16_t>> pkeys(d.attr.phys_port_cnt, std::vector<uint16_t>(npk));
+  for (uint32_t i = 0; i < pkeys.size(); ++i)
+    if (kbv_port_query_pkey_table(d.dev, i + 1, pkeys[i].data(), npk, KBV_EQ_NONE, 0) !=
+        KBV_SUCCESS)
+      pkeys[i].assign(1, 0xffff);
   std::lock_guard lk(mu());
-  const uint32_t nports = static_cast<uint32_t>(d.ports.size());
-  uint32_t ngids = 0;
-  for (const auto& p : d.ports) ngids += p.gid_count;
+  const uint32_t nports = static_cast<uint32_t>(std::min(d.ports.size(), pkeys.size()));
+  uint32_t ngids = 0, npkeys = 0;
+  for (uint32_t i = 0; i < nports; ++i) {
+    ngids += d.ports[i].gid_count;
+    npkeys += static_cast<uint32_t>(pkeys[i].size());
+  }
   const uint32_t need =
       static_cast<uint32_t>(sizeof(ib_ca_attr_t) + nports * sizeof(ib_port_attr_t) +
-                            ngids * sizeof(ib_gid_t) + nports * sizeof(ib_net16_t) + 8);
+                            ngids * sizeof(ib_gid_t) + npkeys * sizeof(ib_net16_t) + 8);
   if (p_ca_attr == nullptr || *p_size < need) {
     *p_size = need;
     return IB_INSUFFICIENT_MEMORY;
@@ -331,7 +342,7 @@ ib_api_status_t query_ca(const ib_ca_handle_t h_ca, ib_ca_attr_t* p_ca_attr, uin
   a.max_srq_sges = k.max_srq_sge;
   a.max_mrs = k.max_mr;
   a.init_region_size = k.max_mr_size;
-  a.max_pkeys = 1;  // the default P_Key (kbv.h)
+  a.max_pkeys = d.attr.max_pkeys;
   a.max_mcast_grps = k.max_mcast_grp;
   a.max_qps_per_mcast_grp = k.max_mcast_qp_attach;
   a.max_qp_resp_res = k.max_qp_rd_atom;
@@ -360,10 +371,10 @@ ib_api_status_t query_ca(const ib_ca_handle_t h_ca, ib_ca_attr_t* p_ca_attr, uin
   }
   for (uint32_t i = 0; i < nports; ++i) {
     ib_port_attr_t& p = a.p_port_attr[i];
-    p.num_pkeys = 1;
+    p.num_pkeys = static_cast<uint16_t>(pkeys[i].size());
     p.p_pkey_table = reinterpret_cast<ib_net16_t*>(base + off);
-    p.p_pkey_table[0] = htons(0xffff);  // the default P_Key, full membership
-    off += sizeof(ib_net16_t);
+    for (size_t k = 0; k < pkeys[i].size(); ++k) p.p_pkey_table[k] = htons(pkeys[i][k]);
+    off += pkeys[i].size() * sizeof(ib_net16_t);
   }
   return IB_SUCCESS;
 } catch (...) {

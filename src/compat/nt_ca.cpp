@@ -97,13 +97,19 @@ IB_LINK_STATE link_state(uint32_t s) {
 
 size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
 
-// One port record: IB_PORT_ATTR, the GID table, the P_Key table (RoCE: the
-// one default P_Key 0xFFFF), each 8-byte aligned; offsets from its start.
+// One port record: IB_PORT_ATTR, the GID table, the port's P_Key table
+// (kbv_port_query_pkey_table: QUERY_HCA_VPORT_PKEY; entry 0 the default
+// 0xFFFF, unset entries 0), each 8-byte aligned; offsets from its start.
 std::vector<uint8_t> port_record(NtDevice& d, const kbv_port_attr_t& pa) {
   const size_t gid_off = align8(sizeof(IB_PORT_ATTR));
   const size_t ngid = pa.gid_count;
   const size_t pkey_off = align8(gid_off + ngid * sizeof(IB_GID));
-  const size_t total = align8(pkey_off + sizeof(USHORT));
+  std::vector<uint16_t> pkeys(d.attr().max_pkeys);
+  if (pkeys.empty() ||
+      kbv_port_query_pkey_table(d.handle(), pa.port_num, pkeys.data(),
+                                static_cast<uint32_t>(pkeys.size()), KBV_EQ_NONE, 0) != KBV_SUCCESS)
+    pkeys.assign(1, 0xffff);  // the default P_Key, as before the table was read
+  const size_t total = align8(pkey_off + pkeys.size() * sizeof(USHORT));
   std::vector<uint8_t> rec(total, 0);
   IB_PORT_ATTR a{};
   a.Size = static_cast<ULONG>(total);
@@ -116,7 +122,7 @@ std::vector<uint8_t> port_record(NtDevice& d, const kbv_port_attr_t& pa) {
   a.Mtu = static_cast<IB_MTU>(pa.active_mtu);
   a.MaxMsgSize = d.attr().max_msg_size;
   a.NumGids = static_cast<USHORT>(ngid);
-  a.NumPkeys = 1;
+  a.NumPkeys = static_cast<USHORT>(pkeys.size());
   a.GidTblOffset = static_cast<ULONG>(gid_off);
   a.PkeyTblOffset = static_cast<ULONG>(pkey_off);
   a.PortNum = static_cast<UCHAR>(pa.port_num);
@@ -125,8 +131,10 @@ std::vector<uint8_t> port_record(NtDevice& d, const kbv_port_attr_t& pa) {
   for (size_t i = 0; i < ngid; ++i) {
     std::memcpy(rec.data() + gid_off + i * sizeof(IB_GID), pa.gids[i].gid, 16);
   }
-  const USHORT pkey = htobe16(0xffff);
-  std::memcpy(rec.data() + pkey_off, &pkey, sizeof(pkey));
+  for (size_t i = 0; i < pkeys.size(); ++i) {
+    const USHORT pkey = htobe16(pkeys[i]);
+    std::memcpy(rec.data() + pkey_off + i * sizeof(USHORT), &pkey, sizeof(pkey));
+  }
   return rec;
 }
 
@@ -170,7 +178,7 @@ std::vector<uint8_t> ca_blob(NtDevice& d, const std::vector<kbv_port_attr_t>& po
   a.MaxMcastQp = da.max_mcast_qp_attach;
   a.MaxMcastQpPerGrp = da.max_mcast_qp_attach;
   a.MaxSrq = 0;  // the RFC has no SRQ verbs yet
-  a.MaxPKeys = 1;
+  a.MaxPKeys = static_cast<UINT16>(d.attr().max_pkeys);
   a.LocalAckDelay = static_cast<UINT8>(da.local_ca_ack_delay);
   const size_t port_off = align8(sizeof(IB_CA_ATTR));
   a.PortAttrOffset = static_cast<ULONG>(port_off);

@@ -8,7 +8,10 @@
 // From kbv_device_query / kbv_port_query (kbv.h). What kbv does not report
 // is filled as an mlx5 RoCE port reports it through the kernel (rdma-core 44
 // libibverbs/verbs.c, kernel mlx5_ib main.c mlx5_query_roce_port):
-//   - P_Key table: one entry, 0xffff (RoCE: IBTA A16.4.1; pkey_tbl_len 1);
+//   - P_Key table: the port's (kbv_port_query_pkey, QUERY_HCA_VPORT_PKEY;
+//     max_pkeys / pkey_tbl_len = kbv_device_attr.max_pkeys, 128 on the
+//     model): entry 0 the default 0xffff, unset entries 0 (issue 18; the
+//     kernel's mlx5_ib reports one entry on RoCE ports);
 //   - LID / SM fields 0; flags IBV_QPF_GRH_REQUIRED; port_cap_flags
 //     IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
 //   - active_width / active_speed: kbv's port query carries no Ethernet link
@@ -70,7 +73,7 @@ void fill_device_attr(const kbv_device_attr_t& a, ibv_device_attr* o) {
   o->max_srq = clamp(a.max_srq);
   o->max_srq_wr = clamp(a.max_srq_wr);
   o->max_srq_sge = clamp(a.max_srq_sge);
-  o->max_pkeys = 1;
+  o->max_pkeys = static_cast<uint16_t>(std::min<uint32_t>(a.max_pkeys, UINT16_MAX));
   o->local_ca_ack_delay = static_cast<uint8_t>(a.local_ca_ack_delay);
   o->phys_port_cnt = static_cast<uint8_t>(a.phys_port_cnt);
 }
@@ -102,7 +105,7 @@ int port_attr(ibv_context* c, uint32_t port, kbv_port_attr_t* out, bool refresh)
   return 0;
 }
 
-void fill_port_attr(const kbv_port_attr_t& p, uint32_t max_msg, ibv_port_attr* o) {
+void fill_port_attr(const kbv_port_attr_t& p, uint32_t max_msg, uint32_t pkeys, ibv_port_attr* o) {
   std::memset(o, 0, sizeof *o);
   o->state = static_cast<ibv_port_state>(p.state);
   o->max_mtu = static_cast<ibv_mtu>(p.max_mtu);
@@ -110,7 +113,7 @@ void fill_port_attr(const kbv_port_attr_t& p, uint32_t max_msg, ibv_port_attr* o
   o->gid_tbl_len = static_cast<int>(p.gid_tbl_len);
   o->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
   o->max_msg_sz = max_msg;
-  o->pkey_tbl_len = 1;
+  o->pkey_tbl_len = static_cast<uint16_t>(std::min<uint32_t>(pkeys, UINT16_MAX));
   o->max_vl_num = 1;     // IBTA 14.2.5.6 VLCap encoding: VL0
   o->active_width = 2;   // IBV_WIDTH_4X (ibv_devinfo: 4X)
   o->active_speed = 32;  // EDR encoding, 25.0 Gbps per lane (see above)
@@ -127,7 +130,7 @@ int query_port(ibv_context* c, uint8_t port, ibv_port_attr* out, size_t len) {
   kbv_device_attr_t da;
   if (int e = device_attr(c, &da); e != 0) return e;
   ibv_port_attr full;
-  fill_port_attr(p, da.max_msg_size, &full);
+  fill_port_attr(p, da.max_msg_size, da.max_pkeys, &full);
   std::memcpy(out, &full, std::min(len, sizeof full));
   return 0;
 }
@@ -293,11 +296,19 @@ int kbv_ibv_query_pkey(ibv_context* context, uint8_t port_num, int index, __be16
     errno = e;
     return -1;
   }
-  if (index != 0) {  // one-entry table (see top)
+  // The port's table (see top): QUERY_HCA_VPORT_PKEY through kbv.
+  if (index < 0) {
     errno = EINVAL;
     return -1;
   }
-  *pkey = htobe16(0xffff);
+  uint16_t v = 0;
+  kbv_status_t st = kbv_port_query_pkey(to_ctx(context)->dev, port_num,
+                                        static_cast<uint32_t>(index), &v, KBV_EQ_NONE, 0);
+  if (st != KBV_SUCCESS) {
+    errno = st == KBV_ERR_INVALID_PORT ? EINVAL : to_errno(st);
+    return -1;
+  }
+  *pkey = htobe16(v);
   return 0;
 }
 KBV_IBV_DEFAULT(ibv_query_pkey, "IBVERBS_1.1");

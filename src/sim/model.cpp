@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "sim/model.hpp"
 
+#include <future>
+
 #include "common/log.hpp"
 #include "sim/fw/objects/objects.hpp"
+#include "sim/fw/objects/tables.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -129,6 +132,23 @@ void Model::set_link(bool up) {
   f->post([f, up] {
     if (f->context().hca().initialized) fw::set_port_state(f->context(), up);
   });
+}
+
+Status Model::set_pkey(uint32_t index, uint16_t pkey) {
+  if (index >= fw::PortState::kPkeyTableSize) return KBV_ERR_INVALID_ARGUMENT;
+  fw::Firmware* f = fw_.get();
+  auto done = std::make_shared<std::promise<void>>();
+  auto fut = done->get_future();
+  f->post([f, index, pkey, done] {
+    fw::objects(f->context()).port.pkeys[index].store(pkey, std::memory_order_relaxed);
+    done->set_value();
+  });
+  fut.wait();
+  return KBV_SUCCESS;
+}
+
+uint32_t Model::pkey_violations() const {
+  return fw::objects(fw_->context()).port.pkey_violations.load(std::memory_order_relaxed);
 }
 
 Model::~Model() {

@@ -85,6 +85,17 @@ class Model {
   // it runs on the firmware thread.
   void set_link(bool up);
 
+  // Test hook: set entry `index` (< 128) of the port's P_Key table (as a
+  // subnet manager does; entry 0 starts as the default 0xFFFF, the others
+  // as 0). QUERY_HCA_VPORT_PKEY reports it and QPs whose pkey_index is
+  // `index` send and accept it from their next packet on (IBTA 10.9).
+  // Synchronous: returns once the firmware thread applied it.
+  // KBV_ERR_INVALID_ARGUMENT for an index out of the table.
+  Status set_pkey(uint32_t index, uint16_t pkey);
+  // Requests dropped for a P_Key mismatch so far (the port's
+  // pkey_violation_counter, not saturated).
+  uint32_t pkey_violations() const;
+
   // The seam the driver must use to reach this model.
   static platform::Sys& sys() { return Kernel::instance(); }
 

@@ -139,7 +139,9 @@ Status apply_attr(QpImpl& q, const kbv_qp_attr_t& a, uint32_t mask) {
     x.path.vhca_port_num = a.port_num;
   }
   if (mask & KBV_QP_PKEY_INDEX) {
-    if (caps.pkey_table_size && a.pkey_index >= caps.pkey_table_size)
+    // cmd_hca_cap.pkey_table_size is a log: 128 << n entries (kernel
+    // mlx5_to_sw_pkey_sz).
+    if (caps.pkey_table_size > 5 || a.pkey_index >= (128u << caps.pkey_table_size))
       return KBV_ERR_INVALID_ARGUMENT;
     x.path.pkey_index = a.pkey_index;
   }

@@ -3,7 +3,8 @@
 // parsed at bring-up: hca::HcaCaps), firmware version (init segment
 // fw_rev / fw_rev_subminor, docs/PRM.md "Initialization segment"), GUIDs and MTU
 // (QUERY_NIC_VPORT_CONTEXT), port state (QUERY_VPORT_STATE) and the GID
-// table (QUERY_ROCE_ADDRESS per index).
+// table (QUERY_ROCE_ADDRESS per index); kbv_port_query_pkey
+// (QUERY_HCA_VPORT_PKEY).
 #include <kbv/kbv.h>
 
 #include <algorithm>
@@ -78,6 +79,7 @@ void fill_device(DeviceImpl& d, const hca::cmd::NicVportContext& v, kbv_device_a
   o.max_mcast_qp_attach = c.max_qp_mcg;
   o.max_msg_size = c.log_max_msg >= 32 ? UINT32_MAX : 1u << c.log_max_msg;
   o.local_ca_ack_delay = c.local_ca_ack_delay;
+  o.max_pkeys = c.pkey_table_size <= 5 ? 128u << c.pkey_table_size : 0;  // log, 0 = 128
   o.page_size_cap = 1u << 12;  // kbv registers memory in 4 KiB translation pages
 }
 
@@ -216,6 +218,67 @@ kbv_status_t kbv_port_query(kbv_device_t dev, uint32_t port, kbv_port_attr_t* ou
                q->done(KBV_SUCCESS);
                return KBV_PENDING;
              })
+      .code();
+} catch (...) {
+  return kbv::abi_exception_status();
+}
+
+kbv_status_t kbv_port_query_pkey(kbv_device_t dev, uint32_t port, uint32_t index, uint16_t* pkey,
+                                 kbv_eq_t eq, uint64_t user_data) try {
+  auto d = v::lookup_as<v::DeviceImpl>(dev, v::Kind::kDevice);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  if (!pkey) return KBV_ERR_INVALID_ARGUMENT;
+  Status st = d->check_usable();
+  if (!st.is_ok()) return st.code();
+  const hca::HcaCaps& c = d->hca->caps();
+  if (port == 0 || port > c.num_ports) return KBV_ERR_INVALID_PORT;
+  if (c.pkey_table_size > 5 || index >= (128u << c.pkey_table_size))
+    return KBV_ERR_INVALID_ARGUMENT;
+  return v::submit_control(*d, d->obj.get(), eq, user_data,
+                           [d, pkey, port, index](const v::Ticket& t) -> Status {
+                             return hca::cmd::query_hca_vport_pkey(
+                                 d->hca->cmdq(), static_cast<uint8_t>(port),
+                                 static_cast<uint16_t>(index), [d, pkey, t](Result<uint16_t> r) {
+                                   if (!r) {
+                                     (void)v::EventQueue::complete(t, r.status(), d->handle(), 0);
+                                     return;
+                                   }
+                                   if (!v::EventQueue::pending(t)) return;
+                                   *pkey = *r;
+                                   (void)v::EventQueue::complete(t, KBV_SUCCESS, d->handle(), *r);
+                                 });
+                           })
+      .code();
+} catch (...) {
+  return kbv::abi_exception_status();
+}
+
+kbv_status_t kbv_port_query_pkey_table(kbv_device_t dev, uint32_t port, uint16_t* table, uint32_t n,
+                                       kbv_eq_t eq, uint64_t user_data) try {
+  auto d = v::lookup_as<v::DeviceImpl>(dev, v::Kind::kDevice);
+  if (!d) return KBV_ERR_INVALID_HANDLE;
+  if (!table && n > 0) return KBV_ERR_INVALID_ARGUMENT;
+  Status st = d->check_usable();
+  if (!st.is_ok()) return st.code();
+  const hca::HcaCaps& c = d->hca->caps();
+  if (port == 0 || port > c.num_ports) return KBV_ERR_INVALID_PORT;
+  if (c.pkey_table_size > 5) return KBV_ERR_NOT_SUPPORTED;
+  const uint32_t size = 128u << c.pkey_table_size;
+  return v::submit_control(*d, d->obj.get(), eq, user_data,
+                           [d, table, n, port, size](const v::Ticket& t) -> Status {
+                             return hca::cmd::query_hca_vport_pkey_table(
+                                 d->hca->cmdq(), static_cast<uint8_t>(port), size,
+                                 [d, table, n, size, t](Result<std::vector<uint16_t>> r) {
+                                   if (!r) {
+                                     (void)v::EventQueue::complete(t, r.status(), d->handle(), 0);
+                                     return;
+                                   }
+                                   if (!v::EventQueue::pending(t)) return;
+                                   for (uint32_t i = 0; i < n && i < r->size(); ++i)
+                                     table[i] = (*r)[i];
+                                   (void)v::EventQueue::complete(t, KBV_SUCCESS, d->handle(), size);
+                                 });
+                           })
       .code();
 } catch (...) {
   return kbv::abi_exception_status();

@@ -516,6 +516,16 @@ TEST(CiInterface, ArgumentsAndOpenByGuid) {
   uint32_t size = 0;
   EXPECT_EQ(ci.query_ca(ca, nullptr, &size, nullptr), IB_INSUFFICIENT_MEMORY);
   EXPECT_GT(size, sizeof(ib_ca_attr_t));
+  // The port's P_Key table (QUERY_HCA_VPORT_PKEY).
+  ASSERT_EQ((*m)->set_pkey(2, 0x8077), KBV_SUCCESS);
+  std::vector<uint64_t> mem(size / 8 + 1);
+  auto* a = reinterpret_cast<ib_ca_attr_t*>(mem.data());
+  ASSERT_EQ(ci.query_ca(ca, a, &size, nullptr), IB_SUCCESS);
+  EXPECT_EQ(a->max_pkeys, 128u);
+  ASSERT_EQ(a->p_port_attr[0].num_pkeys, 128);
+  EXPECT_EQ(ntohs(a->p_port_attr[0].p_pkey_table[0]), 0xffff);
+  EXPECT_EQ(ntohs(a->p_port_attr[0].p_pkey_table[2]), 0x8077);
+  EXPECT_EQ(ntohs(a->p_port_attr[0].p_pkey_table[3]), 0);
   EXPECT_EQ(ci.close_ca(ca), IB_SUCCESS);
   EXPECT_EQ(ci.close_ca(ca), IB_INVALID_CA_HANDLE);
 }

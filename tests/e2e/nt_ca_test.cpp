@@ -134,7 +134,8 @@ TEST_F(NtCa, QueryPortPendsThenNegotiatesTheSize) {
   const ULONG need = a.Size;
   EXPECT_GT(need, sizeof(a));
   EXPECT_EQ(a.PortNum, 1u);
-  EXPECT_EQ(a.NumPkeys, 1u);
+  EXPECT_EQ(a.NumPkeys, 128u);  // the model port's P_Key table
+  ASSERT_EQ(hca_.model->set_pkey(3, 0x8005), KBV_SUCCESS);
   std::vector<uint64_t> buf((need + 7) / 8);
   IB_REQUEST s = sync_req();
   ASSERT_EQ(
@@ -144,6 +145,9 @@ TEST_F(NtCa, QueryPortPendsThenNegotiatesTheSize) {
   USHORT pkey;
   std::memcpy(&pkey, reinterpret_cast<const uint8_t*>(p) + p->PkeyTblOffset, sizeof(pkey));
   EXPECT_EQ(ntohs(pkey), 0xffff);
+  std::memcpy(&pkey, reinterpret_cast<const uint8_t*>(p) + p->PkeyTblOffset + 3 * sizeof(pkey),
+              sizeof(pkey));
+  EXPECT_EQ(ntohs(pkey), 0x8005);
   EXPECT_EQ(ifc_->QueryPort(ifc_->Context, 1, 2, &a, &s), STATUS_BUFFER_TOO_SMALL);
   EXPECT_EQ(ifc_->QueryPort(ifc_->Context, 2, sizeof(a), &a, &s), STATUS_IB_INVALID_PORT);
   EXPECT_EQ(ifc_->QueryPort(ifc_->Context, 1, sizeof(a), nullptr, &s), STATUS_INVALID_PARAMETER_4);

@@ -192,11 +192,12 @@ class VerbsE2e : public ::testing::Test {
 
   // RESET -> INIT -> RTR -> RTS toward (peer, peer_qpn).
   static kbv_status_t connect(kbv_qp_t qp, uint32_t type, const SimDev& peer, uint32_t peer_qpn,
-                              uint32_t sq_psn = 100, uint32_t rq_psn = 200) {
+                              uint32_t sq_psn = 100, uint32_t rq_psn = 200,
+                              uint16_t pkey_index = 0) {
     kbv_qp_attr_t a{};
     a.qp_state = KBV_QPS_INIT;
     a.port_num = 1;
-    a.pkey_index = 0;
+    a.pkey_index = pkey_index;
     a.qp_access_flags = KBV_ACCESS_REMOTE_READ | KBV_ACCESS_REMOTE_WRITE |
                         (type == KBV_QPT_RC ? KBV_ACCESS_REMOTE_ATOMIC : 0);
     a.qkey = 0x11111111;

@@ -93,6 +93,44 @@ Status query_hca_vport_context(CmdQueue& q, uint8_t port_num, const VportAttr& v
       std::move(done));
 }
 
+Status query_hca_vport_pkey(CmdQueue& q, uint8_t port_num, uint16_t pkey_index,
+                            Done<uint16_t> done) {
+  if (!fits(query_hca_vport_pkey_in::port_num, port_num)) return Status{KBV_ERR_INVALID_PORT};
+  auto in = make_in(Opcode::QUERY_HCA_VPORT_PKEY, 0, query_hca_vport_pkey_in::kBits / 8);
+  Ref<query_hca_vport_pkey_in> r(in.data());
+  r.set(query_hca_vport_pkey_in::port_num, port_num);
+  r.set(query_hca_vport_pkey_in::pkey_index, pkey_index);
+  return exec<uint16_t>(
+      q, in, query_hca_vport_pkey_out::pkey.byte_off(1),
+      [](std::span<const std::byte> out) -> Result<uint16_t> {
+        CRef<query_hca_vport_pkey_out> o(out.data());
+        return static_cast<uint16_t>(
+            o.elem<pkey>(query_hca_vport_pkey_out::pkey, 0).get(pkey::value));
+      },
+      std::move(done));
+}
+
+Status query_hca_vport_pkey_table(CmdQueue& q, uint8_t port_num, uint32_t table_size,
+                                  Done<std::vector<uint16_t>> done) {
+  if (!fits(query_hca_vport_pkey_in::port_num, port_num)) return Status{KBV_ERR_INVALID_PORT};
+  if (table_size == 0 || table_size > 4096) return Status{KBV_ERR_INVALID_ARGUMENT};
+  auto in = make_in(Opcode::QUERY_HCA_VPORT_PKEY, 0, query_hca_vport_pkey_in::kBits / 8);
+  Ref<query_hca_vport_pkey_in> r(in.data());
+  r.set(query_hca_vport_pkey_in::port_num, port_num);
+  r.set(query_hca_vport_pkey_in::pkey_index, 0xFFFF);
+  return exec<std::vector<uint16_t>>(
+      q, in, query_hca_vport_pkey_out::pkey.byte_off(table_size),
+      [table_size](std::span<const std::byte> out) -> Result<std::vector<uint16_t>> {
+        CRef<query_hca_vport_pkey_out> o(out.data());
+        std::vector<uint16_t> v(table_size);
+        for (uint32_t i = 0; i < table_size; ++i)
+          v[i] = static_cast<uint16_t>(
+              o.elem<pkey>(query_hca_vport_pkey_out::pkey, i).get(pkey::value));
+        return v;
+      },
+      std::move(done));
+}
+
 Status query_hca_vport_gid(CmdQueue& q, uint8_t port_num, uint16_t gid_index, uint32_t table_size,
                            Done<std::vector<Gid>> done) {
   if (!fits(query_hca_vport_gid_in::port_num, port_num)) return Status{KBV_ERR_INVALID_PORT};

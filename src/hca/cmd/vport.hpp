@@ -65,6 +65,15 @@ inline constexpr uint16_t kAllGids = 0xFFFF;
 Status query_hca_vport_gid(CmdQueue& q, uint8_t port_num, uint16_t gid_index, uint32_t table_size,
                            Done<std::vector<Gid>> done);
 
+// Entry pkey_index of a port's P_Key table (QUERY_HCA_VPORT_PKEY; kernel
+// vport.c mlx5_query_hca_vport_pkey with one entry). The P_Key, host order.
+Status query_hca_vport_pkey(CmdQueue& q, uint8_t port_num, uint16_t pkey_index,
+                            Done<uint16_t> done);
+// The whole table of `table_size` entries in one command (pkey_index
+// 0xFFFF, kernel mlx5_query_hca_vport_pkey's "all" form), host order.
+Status query_hca_vport_pkey_table(CmdQueue& q, uint8_t port_num, uint32_t table_size,
+                                  Done<std::vector<uint16_t>> done);
+
 struct RoceAddress {
   Gid gid{};
   bool vlan_valid = false;

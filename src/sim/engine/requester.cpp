@@ -31,6 +31,7 @@
 //     (IBTA 10.3.1: only its send queue stops and flushes). READ CQEs carry byte_cnt = the message
 //     length.
 #include "common/log.hpp"
+#include "sim/engine/pkey.hpp"
 #include "sim/engine/transport.hpp"
 
 #include <infiniband/mlx5dv.h>
@@ -206,6 +207,7 @@ bool Transport::send_at(fw::Qp& q, QpDp& d, SendOp& op, uint32_t psn) {
   wire::PacketHeaders h;
   h.bth.dest_qp = ud ? w.av.dqpn & wire::kQpnMask : q.remote_qpn;
   h.bth.psn = psn;
+  h.bth.pkey = qp_pkey(tables().port, q);  // IBTA 10.9.2 (pkey.hpp)
   std::span<const uint8_t> payload;
   uint32_t next_tx = wire::psn_add(psn, 1);
   switch (w.opcode) {

@@ -46,6 +46,7 @@
 //     128-byte CQE); byte_cnt includes the 40 bytes. The IPv4 header is the one the kernel built
 //     (wire/icrc.hpp build_ipv4_udp_header: TTL 64, TOS 0, DF, id 0).
 #include "common/log.hpp"
+#include "sim/engine/pkey.hpp"
 #include "sim/engine/transport.hpp"
 #include "sim/fw/objects/events.hpp"
 #include "sim/wire/icrc.hpp"
@@ -82,6 +83,13 @@ void Transport::on_request(fw::Qp& q, const wire::RxPacket& p) {
                      (t == wire::Transport::kUd && q.st == prm::qpc_st::kUd);
   if (!match) {
     c_.unknown_qp_drops.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // IBTA 10.9.3: a request whose P_Key does not match the QP's is dropped
+  // silently (no NAK) and counted (pkey.hpp).
+  fw::PortState& port = tables().port;
+  if (!pkey_match(p.headers.bth.pkey, qp_pkey(port, q))) {
+    port.pkey_violations.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (q.st == prm::qpc_st::kUd) {
@@ -139,6 +147,7 @@ void Transport::nak(fw::Qp& q, QpDp& d, uint8_t syndrome, uint32_t psn) {
   wire::PacketHeaders h;
   h.bth.opcode = wire::opcode::kAcknowledge;
   h.bth.dest_qp = q.remote_qpn;
+  h.bth.pkey = qp_pkey(tables().port, q);
   h.bth.psn = psn;
   h.aeth = wire::Aeth{syndrome, d.msn & 0xFFFFFF};
   if (wire::aeth_type(syndrome) == wire::AethType::kRnrNak)
@@ -152,6 +161,7 @@ void Transport::send_ack_now(fw::Qp& q, QpDp& d) {
   wire::PacketHeaders h;
   h.bth.opcode = wire::opcode::kAcknowledge;
   h.bth.dest_qp = q.remote_qpn;
+  h.bth.pkey = qp_pkey(tables().port, q);
   h.bth.psn = wire::psn_add(d.epsn, -1);
   h.aeth = wire::Aeth{wire::aeth_ack(wire::kCreditInvalid), d.msn & 0xFFFFFF};
   c_.acks_sent.fetch_add(1, std::memory_order_relaxed);
@@ -318,6 +328,7 @@ void Transport::read_responses(fw::Qp& q, QpDp& d, uint32_t psn, const wire::Ret
     wire::PacketHeaders h;
     h.bth.opcode = *wire::make_opcode(wire::Transport::kRc, Operation::kReadResponse, pos, false);
     h.bth.dest_qp = q.remote_qpn;
+    h.bth.pkey = qp_pkey(tables().port, q);
     h.bth.psn = wire::psn_add(psn, static_cast<int32_t>(k));
     if (pos != Position::kMiddle)
       h.aeth = wire::Aeth{wire::aeth_ack(wire::kCreditInvalid), d.msn & 0xFFFFFF};
@@ -351,6 +362,7 @@ void Transport::atomic(fw::Qp& q, QpDp& d, const wire::RxPacket& p) {
   wire::PacketHeaders h;
   h.bth.opcode = wire::opcode::kAtomicAcknowledge;
   h.bth.dest_qp = q.remote_qpn;
+  h.bth.pkey = qp_pkey(tables().port, q);
   h.bth.psn = p.headers.bth.psn;
   h.aeth = wire::Aeth{wire::aeth_ack(wire::kCreditInvalid), d.msn};
   h.atomic_ack_eth = wire::AtomicAckEth{v};

@@ -134,9 +134,9 @@ TEST_F(IbvTest, QueryPortEthernetActive) {
   EXPECT_EQ(p.link_layer, IBV_LINK_LAYER_ETHERNET);
   EXPECT_GE(p.active_mtu, IBV_MTU_1024);
   EXPECT_GT(p.gid_tbl_len, 0);
-  EXPECT_EQ(p.pkey_tbl_len, 1);
-  EXPECT_EQ(p.active_width, 2);   // 4X
-  EXPECT_EQ(p.active_speed, 32);  // 25 Gb/s lanes
+  EXPECT_EQ(p.pkey_tbl_len, 128);  // the model port's P_Key table
+  EXPECT_EQ(p.active_width, 2);    // 4X
+  EXPECT_EQ(p.active_speed, 32);   // 25 Gb/s lanes
   EXPECT_TRUE(p.flags & IBV_QPF_GRH_REQUIRED);
   EXPECT_EQ(ibv_query_port(ctx_, 2, &p), EINVAL);
   EXPECT_EQ(ibv_query_port(ctx_, 0, &p), EINVAL);
@@ -185,12 +185,22 @@ TEST_F(IbvTest, GidTable) {
   EXPECT_EQ(ibv_query_gid_table(ctx_, t, 4, 1), -EINVAL);
 }
 
-TEST_F(IbvTest, PkeyTableOfOne) {
+TEST_F(IbvTest, PkeyTableOfThePort) {
+  // The model port's table (QUERY_HCA_VPORT_PKEY): 128 entries, entry 0
+  // the default P_Key, the others unset (0).
+  ibv_port_attr p{};
+  ASSERT_EQ(ibv_query_port(ctx_, 1, &p), 0);
+  EXPECT_EQ(p.pkey_tbl_len, 128);
   __be16 pkey = 0;
   ASSERT_EQ(ibv_query_pkey(ctx_, 1, 0, &pkey), 0);
   EXPECT_EQ(be16toh(pkey), 0xffff);
+  ASSERT_EQ(ibv_query_pkey(ctx_, 1, 127, &pkey), 0);
+  EXPECT_EQ(be16toh(pkey), 0);
   errno = 0;
-  EXPECT_EQ(ibv_query_pkey(ctx_, 1, 1, &pkey), -1);
+  EXPECT_EQ(ibv_query_pkey(ctx_, 1, 128, &pkey), -1);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(ibv_query_pkey(ctx_, 2, 0, &pkey), -1);
   EXPECT_EQ(errno, EINVAL);
   EXPECT_EQ(ibv_get_pkey_index(ctx_, 1, htobe16(0xffff)), 0);
   EXPECT_EQ(ibv_get_pkey_index(ctx_, 1, htobe16(0x8001)), -1);

@@ -28,6 +28,7 @@
 #include "sim/fw/objects/mkey_table.hpp"
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -214,13 +215,28 @@ struct PortState {
   bool disable_mc_local_lb = false;
   bool promisc_uc = false, promisc_mc = false, promisc_all = false;
   bool event_on_mtu = false;
+  // The port's P_Key table (IBTA 10.9.1; QUERY_HCA_VPORT_PKEY,
+  // cmd_hca_cap.pkey_table_size 0 = 128 entries): entry 0 is the default
+  // P_Key 0xFFFF, the others 0 (an invalid P_Key) until set (Model::set_pkey,
+  // as a subnet manager would). A QP's packets carry pkeys[its pkey_index]
+  // in their BTH; a received request whose BTH P_Key does not match that
+  // entry (IBTA 10.9.3) is dropped and counted in pkey_violations
+  // (hca_vport_context.pkey_violation_counter). Atomics: set on the firmware
+  // thread, read by the engine on any thread that runs it.
+  static constexpr uint32_t kPkeyTableSize = 128;
+  std::array<std::atomic<uint16_t>, kPkeyTableSize> pkeys{};
+  std::atomic<uint32_t> pkey_violations{0};
+  PortState() { pkeys[0].store(0xFFFF, std::memory_order_relaxed); }
+  uint16_t pkey(uint32_t index) const {
+    return index < kPkeyTableSize ? pkeys[index].load(std::memory_order_relaxed) : 0;
+  }
   std::array<uint8_t, 6> mac() const { return {0x02, 0x6b, 0x62, 0x76, 0x00, host}; }
 };
 
 class ObjectTables : public Extension {
  public:
   static constexpr uint32_t kRoceAddrTableSize = 256;  // roce_cap.roce_address_table_size
-  static constexpr uint32_t kPkeyTableSize = 128;      // cmd_hca_cap.pkey_table_size 0 = 128
+  static constexpr uint32_t kPkeyTableSize = PortState::kPkeyTableSize;
 
   ObjectTables() { reset_roce_table(); }
 

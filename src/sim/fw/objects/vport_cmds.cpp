@@ -22,8 +22,9 @@
 //                             table (the kernel's mlx5_query_hca_vport_gid
 //                             convention); GIDs are the RoCE address table's
 //                             source_l3_address (unset = zero)
-//   QUERY_HCA_VPORT_PKEY      pkey_index < 128 -> one; 0xFFFF -> all; entry 0
-//                             is the default P_Key 0xFFFF (IBTA 10.9.1.1)
+//   QUERY_HCA_VPORT_PKEY      pkey_index < 128 -> one; 0xFFFF -> all; the
+//                             port's table (tables.hpp PortState::pkeys; entry 0
+//                             the default P_Key 0xFFFF, IBTA 10.9.1.1)
 //   QUERY_ROCE_ADDRESS        one table entry; an unset index reads as zeros
 //   SET_ROCE_ADDRESS          stores an entry (RoCEv2 only, as roce_cap
 //                             advertises; l3 type IPv4 needs an IPv4-mapped
@@ -47,7 +48,6 @@ using namespace objutil;
 constexpr uint32_t kAllEntries = 0xFFFF;
 constexpr uint32_t kMinMtu = 128;
 constexpr uint32_t kMaxMtu = PortState::kDefaultMtu;
-constexpr uint32_t kDefaultPkey = 0xFFFF;
 constexpr uint32_t kPhysLinkUp = 5;   // IBTA PortPhysicalState LinkUp
 constexpr uint32_t kPhysPolling = 2;  // IBTA PortPhysicalState Polling
 
@@ -148,6 +148,9 @@ Outcome query_hca_vport(FwContext& ctx, const Command& c, std::span<std::byte> o
   v.set(H::vport_state, st);
   v.set(H::port_physical_state, p.up ? kPhysLinkUp : kPhysPolling);
   v.set(H::grh_required, 1);  // RoCE: every packet carries a GRH
+  // 16 bits, saturating (IBTA 14.2.5.6 P_KeyViolations).
+  v.set(H::pkey_violation_counter,
+        std::min<uint32_t>(p.pkey_violations.load(std::memory_order_relaxed), 0xFFFF));
   const uint64_t guid = eui64(p.mac());
   v.set(H::system_image_guid, guid);
   v.set(H::port_guid, guid);
@@ -180,7 +183,7 @@ Outcome query_gid(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   return Outcome::ok();
 }
 
-Outcome query_pkey(FwContext&, const Command& c, std::span<std::byte> out) {
+Outcome query_pkey(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   prm::CRef<prm::query_hca_vport_pkey_in> in(c.in.data());
   if (in.get(prm::query_hca_vport_pkey_in::other_vport))
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kPkeyOther);
@@ -196,7 +199,7 @@ Outcome query_pkey(FwContext&, const Command& c, std::span<std::byte> out) {
   prm::Ref<prm::query_hca_vport_pkey_out> o(out.data());
   for (uint32_t i = 0; i < n; ++i)
     o.elem<prm::pkey>(prm::query_hca_vport_pkey_out::pkey, i)
-        .set(prm::pkey::value, first + i == 0 ? kDefaultPkey : 0);
+        .set(prm::pkey::value, objects(ctx).port.pkey(first + i));
   return Outcome::ok();
 }
 
