@@ -35,10 +35,10 @@
 //     without a poll method), epoll_ctl (EPERM for a model descriptor, as
 //     Linux for such a file);
 //   paths, stat, directories (preload_fs.cpp): see there.
-// munmap is interposed only with KBV_SIM_HUGE_PAGES (the model's huge page
-// pool, for the UIO machine: KBV_SIM_DRIVER=uio_pci_generic); otherwise a
-// BAR mapping is a real mapping of the model's memory.
-// Not interposed, because nothing routes through them: eventfd (MSI-X
+// Not interposed, because nothing routes through them: munmap (a BAR
+// mapping is a real mapping of the model's memory; a KBV_SIM_HUGE_PAGES
+// pool mapping is unmapped for real, its page stays counted as used: the
+// pool is a budget for one process's open), eventfd (MSI-X
 // eventfds are the program's own, signalled by the model), select (the
 // placeholders answer it natively). Calls the model makes itself while
 // answering bypass the routing through a per-thread re-entrancy flag.
@@ -84,8 +84,8 @@ namespace kbv::sim::preload {
 
 constinit thread_local bool t_in_model = false;
 constinit std::atomic<bool> g_active{false};
-// KBV_SIM_HUGE_PAGES set: anonymous MAP_HUGETLB mmaps and every munmap ask
-// the model's hugetlbfs pool first.
+// KBV_SIM_HUGE_PAGES set: anonymous MAP_HUGETLB mmaps come from the model's
+// hugetlbfs pool.
 constinit std::atomic<bool> g_huge_pool{false};
 
 bool route_path(const char* path) {
@@ -138,7 +138,8 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
   if (const char* h = std::getenv("KBV_SIM_PORT_HOST")) host = std::strtol(h, nullptr, 10);
   // KBV_SIM_DRIVER=<driver>: the functions are bound to it (uio_pci_generic:
   // the no-IOMMU machine of uio.cpp); KBV_SIM_HUGE_PAGES=N: that machine's
-  // 2 MiB huge page pool (default 0, as Linux without reserved pages).
+  // 2 MiB huge page pool (default 0, as Linux without reserved pages; pages
+  // unmapped by the program are not returned to it: munmap is not interposed).
   const char* driver = std::getenv("KBV_SIM_DRIVER");
   if (const char* hp = std::getenv("KBV_SIM_HUGE_PAGES")) {
     const long n = std::strtol(hp, nullptr, 10);
@@ -358,17 +359,6 @@ KBV_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t
   KBV_NEXT("mmap", void* (*)(void*, size_t, int, int, int, off_t));
   if (!real_fn) return MAP_FAILED;
   return real_fn(addr, len, prot, flags, fd, off);
-}
-
-// Only with a model huge page pool: a pool mapping goes back to it.
-KBV_EXPORT int munmap(void* addr, size_t len) {
-  if (!kbv::sim::preload::t_in_model &&
-      kbv::sim::preload::g_huge_pool.load(std::memory_order_acquire)) {
-    InModel in;
-    return Kernel::instance().munmap(addr, len);  // the real munmap when not the pool's
-  }
-  KBV_NEXT("munmap", int (*)(void*, size_t));
-  return real_fn ? real_fn(addr, len) : -1;
 }
 
 KBV_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
