@@ -60,6 +60,9 @@ Step step_of(uint16_t opcode, uint16_t op_mod) {
     case 0x301:
       return {"create EQ",
               "docs/PRM.md bring-up 11, \"Event queues\"; mlx5_ifc.h create_eq_in, eqc"};
+    case 0x750:
+      return {"port state (reported as an event)",
+              "kbv.h KBV_EVENT_PORT_STATE; mlx5_ifc.h query_vport_state_out.state"};
     default: return {"", "mlx5_ifc.h"};
   }
 }
