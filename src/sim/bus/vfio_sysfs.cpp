@@ -35,7 +35,6 @@ std::string bus_dir() {
 constexpr const char* kAttrs[] = {
     "class",     "config",   "device",           "numa_node",        "reset", "resource",
     "resource0", "revision", "subsystem_device", "subsystem_vendor", "vendor"};
-constexpr const char* kLinks[] = {"driver", "iommu_group"};
 
 // A readable descriptor holding `data` (memfd), positioned at 0.
 int content_fd(const void* data, size_t n) {
