@@ -56,7 +56,6 @@ void LinkFlow::probe(uint32_t dst, Tx& t, Clock::time_point now) {
 
 bool LinkFlow::on_credit(uint32_t src, uint64_t count, Clock::time_point now) {
   Tx& t = tx_[src];
-  const bool was_absent = t.absent;
   t.absent = false;
   if (count > t.sent) {
     // The receiver counts datagrams of an earlier sender at this address
@@ -66,9 +65,8 @@ bool LinkFlow::on_credit(uint32_t src, uint64_t count, Clock::time_point now) {
     t.acked = count;  // older (smaller) counts are stale: ignored
   }
   if (t.blocked_since == Clock::time_point::max()) {
-    // Back from absent with many datagrams unacknowledged: the next
-    // may_send() blocks and probes; nothing opened here.
-    (void)was_absent;
+    // Not waiting (a peer back from absent with many datagrams
+    // unacknowledged blocks at its next may_send() and probes).
     return false;
   }
   if (t.sent - t.acked < kWindow) {
