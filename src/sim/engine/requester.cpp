@@ -26,6 +26,10 @@
 //   * Ack timer: 4.096 us << path.ack_timeout after the last progress (0 =
 //     no timer); on expiry resend from una, at most retry_count times ->
 //     RETRY_EXC_ERR.
+//   * Responses pass the P_Key check first (IBTA 10.9.3, as requests do in
+//     responder.cpp): an ACK / READ response / atomic ACK whose BTH P_Key
+//     does not match the QP's is dropped without effect and counted in the
+//     port's pkey_violations (pkey.hpp).
 //   * Completions in WQE order; a CQE for signalled WQEs (cqe_req) and for
 //     every error. An error moves an RC QP to ERR, a UD / UC QP to SQE
 //     (IBTA 10.3.1: only its send queue stops and flushes). READ CQEs carry byte_cnt = the message
@@ -403,6 +407,13 @@ void Transport::on_response(fw::Qp& q, const wire::RxPacket& p) {
   if (q.st != prm::qpc_st::kRc || !q.dp_state ||
       (q.state != qs::kRts && q.state != qs::kSqd && q.state != qs::kSqer)) {
     c_.unknown_qp_drops.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // IBTA 10.9.3: P_Key checking applies to every packet a QP receives, the
+  // responses too; a mismatch is dropped and counted (pkey.hpp).
+  fw::PortState& port = tables().port;
+  if (!pkey_match(p.headers.bth.pkey, qp_pkey(port, q))) {
+    port.pkey_violations.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   QpDp& d = dp(q);

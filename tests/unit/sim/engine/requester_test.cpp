@@ -6,7 +6,8 @@
 // completes nothing); NAK PSN sequence error goes back to its PSN; RNR NAK
 // waits its timer and resends; NAK codes complete the WQE with the
 // matching syndrome; READ responses and atomic ACKs fill local memory;
-// duplicate and stale responses change nothing.
+// duplicate and stale responses change nothing; responses whose BTH P_Key
+// does not match the QP's are dropped and counted (IBTA 10.9.3).
 #include "transport_support.hpp"
 
 namespace kbv::sim::engine::test {
@@ -233,6 +234,62 @@ TEST_F(RequesterTest, ResponsesForPsnsNeverSentAreIgnored) {
   ack(kSpsn + 5, wire::aeth_nak(wire::NakCode::kRemoteAccessError));
   EXPECT_TRUE(step().empty());
   EXPECT_EQ(qp()->state, prm::qp_state::kRts);
+}
+
+TEST_F(RequesterTest, ResponsesWithAMismatchedPkeyAreDroppedAndCounted) {
+  // The QP's pkey_index 0 is the default P_Key 0xFFFF (full member of
+  // partition 0x7FFF); 0x8002 is a full member of partition 0x0002.
+  std::atomic<uint32_t>& violations = tables().port.pkey_violations;
+  const uint32_t v0 = violations.load();
+  post(MLX5_OPCODE_SEND, 0, 10);
+  post(MLX5_OPCODE_RDMA_READ, 4096, 100, 0xABC000, 0x55);
+  post(MLX5_OPCODE_ATOMIC_FA, 8192, 8, 0xDEF000, 0x66);
+  ASSERT_EQ(step().size(), 3u);
+  std::memset(mem(4096), 0, 100);
+  std::memset(mem(8192), 0, 8);
+  const wire::Aeth ok{wire::aeth_ack(wire::kCreditInvalid), 1};
+  wire::PacketHeaders a = to_qp(req(op::kAcknowledge, kSpsn));
+  a.aeth = ok;
+  wire::PacketHeaders r = to_qp(req(op::kReadResponseOnly, kSpsn + 1));
+  r.aeth = ok;
+  const std::vector<uint8_t> data(100, 0x5A);
+  wire::PacketHeaders f = to_qp(req(op::kAtomicAcknowledge, kSpsn + 2));
+  f.aeth = ok;
+  f.atomic_ack_eth = wire::AtomicAckEth{0x1122334455667788ull};
+  // Another partition, then the invalid P_Key 0 (IBTA 10.9.1.2): each
+  // response dropped, counted, nothing written or completed.
+  for (uint16_t bad : {uint16_t{0x8002}, uint16_t{0x0000}}) {
+    a.bth.pkey = r.bth.pkey = f.bth.pkey = bad;
+    const uint32_t before = violations.load();
+    send(a);
+    send(r, data);
+    send(f);
+    EXPECT_TRUE(step().empty());
+    EXPECT_EQ(violations.load(), before + 3) << bad;
+    EXPECT_TRUE(cqes().empty()) << bad;
+    EXPECT_EQ(uint8_t(*mem(4096)), 0) << bad;
+    uint64_t v = 1;
+    std::memcpy(&v, mem(8192), 8);
+    EXPECT_EQ(v, 0u) << bad;
+    EXPECT_EQ(qp()->state, prm::qp_state::kRts);
+  }
+  // A limited member of the QP's partition (0x7FFF; the QP's entry is a
+  // full member): the same responses complete all three.
+  a.bth.pkey = r.bth.pkey = f.bth.pkey = 0x7FFF;
+  const uint32_t before = violations.load();
+  send(a);
+  send(r, data);
+  send(f);
+  (void)step();
+  EXPECT_EQ(violations.load(), before);
+  EXPECT_EQ(violations.load(), v0 + 6);
+  auto c = cqes();
+  ASSERT_EQ(c.size(), 3u);
+  for (const Cqe& e : c) EXPECT_EQ(e.opcode, MLX5_CQE_REQ);
+  EXPECT_EQ(uint8_t(*mem(4096 + 99)), 0x5A);
+  uint64_t v = 0;
+  std::memcpy(&v, mem(8192), 8);
+  EXPECT_EQ(v, 0x1122334455667788ull);
 }
 
 }  // namespace
