@@ -258,28 +258,7 @@ Clock::time_point Transport::run(bool rx_ready, bool ctl_ready) {
   for (int batch = 0; rx_ready && batch < 8; ++batch) {
     Result<size_t> n = port_->poll(rx_);
     if (!n || *n == 0) break;
-    c_.rx_packets.fetch_add(*n, std::memory_order_relaxed);
-    for (size_t i = 0; i < *n; ++i) {
-      const wire::RxPacket& p = rx_[i];
-      fw::Qp* q = t.qp(p.headers.bth.dest_qp);
-      if (q == nullptr) {
-        c_.unknown_qp_drops.fetch_add(1, std::memory_order_relaxed);
-        continue;
-      }
-      const wire::Operation op = p.info->operation;
-      if (op == wire::Operation::kAcknowledge || op == wire::Operation::kAtomicAcknowledge ||
-          op == wire::Operation::kReadResponse)
-        on_response(*q, p);
-      else
-        on_request(*q, p);
-    }
-    for (uint32_t qpn : ack_qpns_)
-      if (fw::Qp* q = t.qp(qpn); q != nullptr && q->dp_state) {
-        QpDp& d = dp(*q);
-        if (d.ack_due) send_ack_now(*q, d);
-      }
-    ack_qpns_.clear();
-    resume_waiting();
+    receive(std::span<const wire::RxPacket>(rx_.data(), *n));
     if (*n < wire::Port::kRxBatch) break;
   }
 
@@ -304,6 +283,31 @@ Clock::time_point Transport::run(bool rx_ready, bool ctl_ready) {
   if (port_->link_tick(now)) resume_link_waiting();
   resume_waiting();
   return finish_pass();
+}
+
+void Transport::receive(std::span<const wire::RxPacket> pkts) {
+  c_.rx_packets.fetch_add(pkts.size(), std::memory_order_relaxed);
+  fw::ObjectTables& t = tables();
+  for (const wire::RxPacket& p : pkts) {
+    fw::Qp* q = t.qp(p.headers.bth.dest_qp);
+    if (q == nullptr) {
+      c_.unknown_qp_drops.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const wire::Operation op = p.info->operation;
+    if (op == wire::Operation::kAcknowledge || op == wire::Operation::kAtomicAcknowledge ||
+        op == wire::Operation::kReadResponse)
+      on_response(*q, p);
+    else
+      on_request(*q, p);
+  }
+  for (uint32_t qpn : ack_qpns_)
+    if (fw::Qp* q = t.qp(qpn); q != nullptr && q->dp_state) {
+      QpDp& d = dp(*q);
+      if (d.ack_due) send_ack_now(*q, d);
+    }
+  ack_qpns_.clear();
+  resume_waiting();
 }
 
 void Transport::on_error_state(fw::Qp& q, QpDp& d, Clock::time_point now) {

@@ -154,6 +154,13 @@ class Transport {
   // transmit flush; returns the next deadline. Under the same exclusion as
   // run() (Firmware::run_if_idle, on the thread that rang the doorbell).
   Clock::time_point run_doorbells();
+  // Firmware thread: hands received packets (parsed by Port::poll or
+  // Port::accept) to their QPs' requester or responder, then sends the
+  // coalesced ACKs due and resumes QPs waiting for credit: run()'s receive
+  // step for one batch. Unknown QPNs are counted (unknown_qp_drops) and
+  // dropped. Harnesses call it directly to feed datagrams without a socket
+  // (then run_doorbells() flushes what it queued for transmission).
+  void receive(std::span<const wire::RxPacket> pkts);
   // No RC PSN of any QP of the port unacknowledged (same exclusion).
   bool link_idle() const { return credit_->in_flight == 0; }
 

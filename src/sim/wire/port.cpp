@@ -350,6 +350,34 @@ Status Port::flush_tx() {
   return st;
 }
 
+bool Port::accept(std::span<const uint8_t> d, uint32_t src_ip, uint16_t src_port, RxPacket& r) {
+  if (d.size() < kBthBytes + kIcrcBytes) {
+    ++counters_.rx_malformed;
+    return false;
+  }
+  if (!icrc_ok(Ipv4Flow{src_ip, ip_, src_port, kRoceV2UdpPort}, d)) {
+    ++counters_.rx_bad_icrc;
+    log::trace(kLog, "drop: bad ICRC from 0x{:08x}:{} ({} bytes)", src_ip, src_port, d.size());
+    return false;
+  }
+  Result<ParsedPacket> p = parse_packet(d);
+  if (!p) {
+    ++counters_.rx_malformed;
+    log::trace(kLog, "drop: malformed datagram from 0x{:08x}:{}: {}", src_ip, src_port,
+               p.status().name());
+    return false;
+  }
+  r.headers = p->headers;
+  r.info = p->info;
+  r.payload = p->payload;
+  r.src_ip = src_ip;
+  r.src_port = src_port;
+  r.datagram_bytes = static_cast<uint16_t>(d.size());
+  ++counters_.rx_packets;
+  counters_.rx_bytes += d.size();
+  return true;
+}
+
 Result<size_t> Port::poll(std::span<RxPacket> out) {
   const size_t want = std::min(out.size(), kRxBatch);
   if (want == 0) return size_t{0};
@@ -373,33 +401,8 @@ Result<size_t> Port::poll(std::span<RxPacket> out) {
       continue;
     }
     std::span<const uint8_t> d(rx_buf_.data() + static_cast<size_t>(i) * kMaxDatagram, m.msg_len);
-    const uint32_t src_ip = ntohl(rx_addr_[i].sin_addr.s_addr);
-    const uint16_t src_port = ntohs(rx_addr_[i].sin_port);
-    if (d.size() < kBthBytes + kIcrcBytes) {
-      ++counters_.rx_malformed;
-      continue;
-    }
-    if (!icrc_ok(Ipv4Flow{src_ip, ip_, src_port, kRoceV2UdpPort}, d)) {
-      ++counters_.rx_bad_icrc;
-      log::trace(kLog, "drop: bad ICRC from 0x{:08x}:{} ({} bytes)", src_ip, src_port, d.size());
-      continue;
-    }
-    Result<ParsedPacket> p = parse_packet(d);
-    if (!p) {
-      ++counters_.rx_malformed;
-      log::trace(kLog, "drop: malformed datagram from 0x{:08x}:{}: {}", src_ip, src_port,
-                 p.status().name());
-      continue;
-    }
-    RxPacket& r = out[good++];
-    r.headers = p->headers;
-    r.info = p->info;
-    r.payload = p->payload;
-    r.src_ip = src_ip;
-    r.src_port = src_port;
-    r.datagram_bytes = static_cast<uint16_t>(d.size());
-    ++counters_.rx_packets;
-    counters_.rx_bytes += d.size();
+    if (accept(d, ntohl(rx_addr_[i].sin_addr.s_addr), ntohs(rx_addr_[i].sin_port), out[good]))
+      ++good;
   }
   // Fewer than asked for: the socket is empty (as of this call).
   flow_.after_rx(static_cast<size_t>(got) < want);

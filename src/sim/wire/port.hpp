@@ -169,6 +169,13 @@ class Port {
   // returns how many good packets were stored in `out` (0: nothing waiting
   // or all dropped). Payload spans stay valid until the next poll().
   Result<size_t> poll(std::span<RxPacket> out);
+  // The checks poll() applies to each datagram it reads (`d` is the UDP
+  // payload from src_ip:src_port, host byte order): length, ICRC for that
+  // flow to this port, parse_packet(). true: `out` describes it (payload
+  // points into `d`) and rx_packets/rx_bytes count it; false: dropped and
+  // counted (rx_malformed, rx_bad_icrc). Public for poll() and for harnesses
+  // that feed datagrams without a socket (tests/fuzz/rocev2_rx_fuzz.cpp).
+  bool accept(std::span<const uint8_t> d, uint32_t src_ip, uint16_t src_port, RxPacket& out);
   // Waits up to timeout_ms for datagrams (poll(2) on fd()); true if readable.
   // A convenience for tests and simple loops; engines use fd() with epoll.
   Result<bool> wait_readable(int timeout_ms) const;
