@@ -5,6 +5,7 @@
 #include "sim/wire/headers.hpp"
 #include "sim/wire/packet.hpp"
 
+#include <dlfcn.h>
 #include <pcap/pcap.h>
 
 #include <cerrno>
@@ -25,6 +26,53 @@ void put_mac(uint8_t* p, uint32_t ip) {
   std::memcpy(p, mac, 6);
 }
 
+// libpcap is loaded when the first capture is opened, not linked: a program
+// that never captures does not load it, nor the libraries behind it
+// (libdbus, libsystemd, libgcrypt on Debian), whose constructors run at load
+// time. Under ASan those constructors deadlocked a Python program that had
+// the model preloaded (tests/e2e/preload/meson.build, preload_python_sysfs).
+// The signatures are pcap/pcap.h's, taken with decltype.
+struct PcapApi {
+  decltype(&::pcap_open_dead) open_dead = nullptr;
+  decltype(&::pcap_dump_fopen) dump_fopen = nullptr;
+  decltype(&::pcap_dump) dump = nullptr;
+  decltype(&::pcap_dump_file) dump_file = nullptr;
+  decltype(&::pcap_dump_flush) dump_flush = nullptr;
+  decltype(&::pcap_dump_close) dump_close = nullptr;
+  decltype(&::pcap_close) close = nullptr;
+};
+
+template <typename Fn>
+bool resolve(void* lib, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  return fn != nullptr;
+}
+
+// nullptr when libpcap cannot be loaded (Debian's libpcap0.8 ships
+// libpcap.so.0.8; other distributions name the same ABI libpcap.so.1).
+// Loaded once per process, never unloaded; thread-safe (a function-local
+// static).
+const PcapApi* pcap_api() {
+  static const PcapApi* const api = []() -> const PcapApi* {
+    void* lib = nullptr;
+    for (const char* soname : {"libpcap.so.0.8", "libpcap.so.1"}) {
+      lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+      if (lib != nullptr) break;
+    }
+    if (lib == nullptr) return nullptr;
+    static PcapApi loaded;
+    const bool ok = resolve(lib, "pcap_open_dead", loaded.open_dead) &&
+                    resolve(lib, "pcap_dump_fopen", loaded.dump_fopen) &&
+                    resolve(lib, "pcap_dump", loaded.dump) &&
+                    resolve(lib, "pcap_dump_file", loaded.dump_file) &&
+                    resolve(lib, "pcap_dump_flush", loaded.dump_flush) &&
+                    resolve(lib, "pcap_dump_close", loaded.dump_close) &&
+                    resolve(lib, "pcap_close", loaded.close);
+    return ok ? &loaded : nullptr;
+  }();
+  return api;
+}
+
 }  // namespace
 
 PcapWriter::PcapWriter(pcap_t* dead, pcap_dumper_t* dumper)
@@ -33,17 +81,19 @@ PcapWriter::PcapWriter(pcap_t* dead, pcap_dumper_t* dumper)
 Result<std::unique_ptr<PcapWriter>> PcapWriter::open(const std::string& path) {
   // The file is opened here rather than by pcap_dump_open so a failure keeps
   // fopen's errno (and a path of "-" is a file, not standard output).
+  const PcapApi* api = pcap_api();
+  if (api == nullptr) return KBV_ERR_NOT_SUPPORTED;
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return Status::from_errno(errno);
-  pcap_t* dead = pcap_open_dead(DLT_EN10MB, kSnaplen);
+  pcap_t* dead = api->open_dead(DLT_EN10MB, kSnaplen);
   if (dead == nullptr) {
     std::fclose(f);
     return KBV_ERR_NO_MEMORY;
   }
   // Writes the file header; on failure libpcap has closed f.
-  pcap_dumper_t* dumper = pcap_dump_fopen(dead, f);
+  pcap_dumper_t* dumper = api->dump_fopen(dead, f);
   if (dumper == nullptr) {
-    pcap_close(dead);
+    api->close(dead);
     return KBV_ERR_IO;
   }
   return std::unique_ptr<PcapWriter>(new PcapWriter(dead, dumper));
@@ -51,7 +101,7 @@ Result<std::unique_ptr<PcapWriter>> PcapWriter::open(const std::string& path) {
 
 PcapWriter::~PcapWriter() {
   (void)close();
-  pcap_close(dead_);
+  pcap_api()->close(dead_);
 }
 
 Status PcapWriter::write(const Ipv4Flow& flow, std::span<const uint8_t> datagram, uint64_t ts_usec,
@@ -70,16 +120,18 @@ Status PcapWriter::write(const Ipv4Flow& flow, std::span<const uint8_t> datagram
   hdr.ts.tv_usec = static_cast<suseconds_t>(ts_usec % 1000000);
   hdr.caplen = static_cast<bpf_u_int32>(kL2L3Bytes + datagram.size());
   hdr.len = hdr.caplen;
-  pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, p);
-  if (std::ferror(pcap_dump_file(dumper_)) != 0) return KBV_ERR_IO;
+  const PcapApi* api = pcap_api();
+  api->dump(reinterpret_cast<u_char*>(dumper_), &hdr, p);
+  if (std::ferror(api->dump_file(dumper_)) != 0) return KBV_ERR_IO;
   return {};
 }
 
 Status PcapWriter::close() {
   if (dumper_ == nullptr) return {};
   // Any failed write since open counts, not only the last flush.
-  const bool flushed = pcap_dump_flush(dumper_) == 0 && std::ferror(pcap_dump_file(dumper_)) == 0;
-  pcap_dump_close(dumper_);
+  const PcapApi* api = pcap_api();
+  const bool flushed = api->dump_flush(dumper_) == 0 && std::ferror(api->dump_file(dumper_)) == 0;
+  api->dump_close(dumper_);
   dumper_ = nullptr;
   return flushed ? Status{} : Status{KBV_ERR_IO};
 }

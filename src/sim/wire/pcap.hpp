@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // A pcap file writer for model RoCEv2 traffic, on libpcap (Debian
-// libpcap-dev): pcap_open_dead(DLT_EN10MB, 65535) + pcap_dump_fopen +
+// libpcap0.8, loaded with dlopen at the first open(), so programs that never
+// capture do not load it): pcap_open_dead(DLT_EN10MB, 65535) + pcap_dump_fopen +
 // pcap_dump. Each datagram is framed as Ethernet II (EtherType 0x0800) + IPv4
 // + UDP exactly as the loopback kernel would send it (icrc.hpp
 // build_ipv4_udp_header), so tshark/Wireshark decode the InfiniBand headers
@@ -14,12 +15,11 @@
 // packet a 16-byte record header (ts_sec, ts_usec, incl_len, orig_len) and
 // the frame.
 //
-// Errors: open -> the errno of fopen mapped by Status::from_errno (e.g.
-// KBV_ERR_NOT_FOUND for a missing directory), KBV_ERR_IO when libpcap cannot
-// write the file header, KBV_ERR_NO_MEMORY when it cannot allocate; write ->
-// KBV_ERR_IO once the stream has an error (libpcap's pcap_dump returns
-// nothing: the stream's error flag is read after it),
-// KBV_ERR_INVALID_ARGUMENT for a datagram larger than kMaxDatagram,
+// Errors: open -> KBV_ERR_NOT_SUPPORTED when libpcap cannot be loaded; the errno of fopen mapped by
+// Status::from_errno (e.g. KBV_ERR_NOT_FOUND for a missing directory), KBV_ERR_IO when libpcap
+// cannot write the file header, KBV_ERR_NO_MEMORY when it cannot allocate; write -> KBV_ERR_IO once
+// the stream has an error (libpcap's pcap_dump returns nothing: the stream's error flag is read
+// after it), KBV_ERR_INVALID_ARGUMENT for a datagram larger than kMaxDatagram,
 // KBV_ERR_INVALID_STATE after close(); close -> KBV_ERR_IO when the final
 // flush fails or any earlier write did.
 //
