@@ -13,6 +13,7 @@
 #include <string>
 
 #include "keys_proto.hpp"
+#include "peer_process.hpp"
 
 using namespace kbv::peer;
 
@@ -67,15 +68,4 @@ PeerReport run(int fd) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <socket fd>\n", argv[0]);
-    return 2;
-  }
-  const int fd = std::atoi(argv[1]);
-  PeerReport rep = run(fd);
-  if (!send_all(fd, &rep, sizeof rep)) return 3;
-  char c;
-  (void)recv_all(fd, &c, 1);  // the test's "bye"
-  return 0;
-}
+int main(int argc, char** argv) { return peer_main(argc, argv, run); }

@@ -12,19 +12,14 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstring>
 #include <string>
 
 #include "keys_proto.hpp"
+#include "peer_process.hpp"
 
 namespace kbv::peer {
 namespace {
-
-std::string peer_path() {
-  char self[PATH_MAX] = {};
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string s(self, n > 0 ? static_cast<size_t>(n) : 0);
-  return s.substr(0, s.rfind('/') + 1) + "e2e_keys_peer";
-}
 
 kbv_send_wr_t write_wr(uint64_t id, const kbv_sge_t* sg, uint64_t raddr, uint32_t rkey) {
   kbv_send_wr_t w{};
@@ -39,18 +34,9 @@ kbv_send_wr_t write_wr(uint64_t id, const kbv_sge_t* sg, uint64_t raddr, uint32_
 }
 
 TEST(KeysTwoProcess, OldRkeyAfterReregistrationIsRemoteAccessError) {
-  int sv[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  const std::string path = peer_path();
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::dup2(sv[1], 100);  // dup2 clears FD_CLOEXEC on the copy
-    ::execl(path.c_str(), path.c_str(), "100", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(sv[1]);
-  const int fd = sv[0];
+  PeerProcess peer;
+  ASSERT_TRUE(peer.start("e2e_keys_peer")) << std::strerror(errno);
+  const int fd = peer.fd();
 
   Endpoint e;
   ASSERT_TRUE(e.open("sim:keys-" + std::to_string(::getpid()))) << e.err;
@@ -95,12 +81,8 @@ TEST(KeysTwoProcess, OldRkeyAfterReregistrationIsRemoteAccessError) {
   ASSERT_TRUE(recv_all(fd, &rep, sizeof rep));
   EXPECT_EQ(rep.ok, 1u) << rep.msg;
   e.close();
-  c = 'b';
-  (void)send_all(fd, &c, 1);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const int status = peer.finish();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  ::close(fd);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "peer_process.hpp"
 #include "verbs_peer_proto.hpp"
 
 using namespace kbv::peer;
@@ -93,15 +94,4 @@ PeerReport run(int fd) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <socket fd>\n", argv[0]);
-    return 2;
-  }
-  const int fd = std::atoi(argv[1]);
-  PeerReport rep = run(fd);
-  if (!send_all(fd, &rep, sizeof rep)) return 3;
-  char c;
-  (void)recv_all(fd, &c, 1);  // the test's "bye": it finished with our QPs
-  return 0;
-}
+int main(int argc, char** argv) { return peer_main(argc, argv, run); }

@@ -11,19 +11,14 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstring>
 #include <string>
 
+#include "peer_process.hpp"
 #include "verbs_peer_proto.hpp"
 
 namespace kbv::peer {
 namespace {
-
-std::string peer_path() {
-  char self[PATH_MAX] = {};
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string s(self, n > 0 ? static_cast<size_t>(n) : 0);
-  return s.substr(0, s.rfind('/') + 1) + "e2e_verbs_peer";
-}
 
 kbv_send_wr_t swr(uint64_t id, uint32_t op, const kbv_sge_t* sg,
                   uint32_t flags = KBV_SEND_SIGNALED) {
@@ -37,19 +32,9 @@ kbv_send_wr_t swr(uint64_t id, uint32_t op, const kbv_sge_t* sg,
 }
 
 TEST(VerbsTwoProcess, EveryOpcodeByteForByte) {
-  int sv[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  const std::string path = peer_path();
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::dup2(sv[1], 100);  // dup2 clears FD_CLOEXEC on the copy
-    const std::string fd = "100";
-    ::execl(path.c_str(), path.c_str(), fd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(sv[1]);
-  const int fd = sv[0];
+  PeerProcess peer;
+  ASSERT_TRUE(peer.start("e2e_verbs_peer")) << std::strerror(errno);
+  const int fd = peer.fd();
 
   Endpoint e;
   ASSERT_TRUE(e.open("sim:twoproc-" + std::to_string(::getpid()))) << e.err;
@@ -130,12 +115,8 @@ TEST(VerbsTwoProcess, EveryOpcodeByteForByte) {
   EXPECT_EQ(rep.ok, 1u) << rep.msg;
   EXPECT_EQ(rep.completions, 5u);
   e.close();
-  c = 'b';
-  (void)send_all(fd, &c, 1);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const int status = peer.finish();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  ::close(fd);
 }
 
 }  // namespace

@@ -14,20 +14,15 @@
 
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <deque>
 #include <string>
 
+#include "peer_process.hpp"
 #include "wrap_proto.hpp"
 
 namespace kbv::peer {
 namespace {
-
-std::string peer_path() {
-  char self[PATH_MAX] = {};
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string s(self, n > 0 ? static_cast<size_t>(n) : 0);
-  return s.substr(0, s.rfind('/') + 1) + "e2e_wrap_peer";
-}
 
 // Polls one completion (60 s bound on a hang, not a measurement).
 bool poll_one(Endpoint& e, kbv_wc_t& wc) {
@@ -40,18 +35,9 @@ bool poll_one(Endpoint& e, kbv_wc_t& wc) {
 }
 
 TEST(WrapTwoProcess, RingsWrapHundredsOfTimesInBothProcesses) {
-  int sv[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  const std::string path = peer_path();
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::dup2(sv[1], 100);  // dup2 clears FD_CLOEXEC on the copy
-    ::execl(path.c_str(), path.c_str(), "100", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(sv[1]);
-  const int fd = sv[0];
+  PeerProcess peer;
+  ASSERT_TRUE(peer.start("e2e_wrap_peer")) << std::strerror(errno);
+  const int fd = peer.fd();
 
   Endpoint e;
   ASSERT_TRUE(e.open("sim:wrap-" + std::to_string(::getpid()), kWrapCqe, kWrapDepth)) << e.err;
@@ -165,12 +151,8 @@ TEST(WrapTwoProcess, RingsWrapHundredsOfTimesInBothProcesses) {
   EXPECT_EQ(rep.ok, 1u) << rep.msg;
   EXPECT_EQ(rep.completions, kRcMessages + 2 * kUdRounds);
   e.close();
-  c = 'b';
-  (void)send_all(fd, &c, 1);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const int status = peer.finish();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  ::close(fd);
 }
 
 }  // namespace
