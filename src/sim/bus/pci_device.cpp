@@ -29,15 +29,26 @@ using prm::init_seg;
 constexpr uint64_t kInitSegBytes = 0x3000;
 // UAR pages (docs/PRM.md "UAR page", hca/prm/uar.hpp): the doorbell
 // registers a driver stores to, with their widths — CQ doorbell (sn | cmd |
-// ci, cqn), EQ doorbells (arm / update ci), the two halves of BlueFlame
-// register 0 (a control segment's first 8 bytes at 0x800 or 0x900).
+// ci, cqn), EQ doorbells (arm / update ci), and both halves of each of the
+// page's four BlueFlame registers (a control segment's first 8 bytes at
+// 0x800/0x900, 0xA00/0xB00, 0xC00/0xD00, 0xE00/0xF00: device.h
+// MLX5_BFREGS_PER_UAR 4; a driver picks a register per QP, as kbv's does
+// with qpn % 4 and rdma-core's mlx5 with its bfreg allocation, and
+// alternates the halves per BlueFlame post).
 constexpr uint64_t kUarPageBytes = prm::kUarPageSize;
-constexpr std::pair<uint32_t, unsigned> kUarDoorbells[] = {
-    {prm::kUarCqDoorbellOff, 8},
-    {prm::kUarEqDoorbellArmOff, 4},
-    {prm::kUarEqDoorbellOff, 4},
-    {prm::uar_bf_offset(0, kLogBfRegSize), 8},
-    {prm::uar_bf_offset(0, kLogBfRegSize) + prm::uar_bf_half_size(kLogBfRegSize), 8}};
+constexpr auto kUarDoorbells = [] {
+  std::array<std::pair<uint32_t, unsigned>, 3 + 2 * prm::kBfRegsPerUar> t{};
+  t[0] = {prm::kUarCqDoorbellOff, 8};
+  t[1] = {prm::kUarEqDoorbellArmOff, 4};
+  t[2] = {prm::kUarEqDoorbellOff, 4};
+  for (uint32_t k = 0; k < prm::kBfRegsPerUar; ++k) {
+    const uint32_t bf = prm::uar_bf_offset(k, kLogBfRegSize);
+    t[3 + 2 * k] = {bf, 8};
+    t[4 + 2 * k] = {bf + prm::uar_bf_half_size(kLogBfRegSize), 8};
+  }
+  return t;
+}();
+static_assert(kUarDoorbells.back().first == 0xF00);
 
 }  // namespace
 

@@ -59,7 +59,8 @@ class PciFunction {
   // A function whose BAR stores are not all trapped (the BAR poller is on,
   // DeviceConfig::dbell_poll) then polls the page's doorbell registers —
   // the CQ doorbell (0x20, 8 bytes), the EQ doorbells (0x40 / 0x48, 4 bytes)
-  // and the BlueFlame / doorbell registers (0x800 and 0x900, first 8 bytes)
+  // and both halves of the four BlueFlame / doorbell registers (0x800 to
+  // 0xF00 in steps of 0x100, first 8 bytes)
   // — and hands each store it finds to the write handler once. Silicon
   // latches every store; the poller sees the last store to a register
   // within one poll period, which is what each of these doorbells needs

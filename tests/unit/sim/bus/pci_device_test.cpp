@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -347,6 +348,33 @@ TEST(SimPciDevice, PollerDeliversWatchedUarDoorbells) {
   EXPECT_EQ(seen[2].off, kPage + 0x20);  // the trapped store, once
   EXPECT_EQ(seen[2].v, 0x10000005'00000009ull);
   EXPECT_EQ(seen[3].off, kPage + 0x900);
+}
+
+// Every BlueFlame register of a watched page, both halves (MLX5_BFREGS_PER_UAR
+// 4: 0x800 .. 0xF00): a driver posting on register k != 0 is heard too.
+TEST(SimPciDevice, PollerWatchesEveryBlueFlameRegister) {
+  DeviceConfig c = quick();
+  c.dbell_poll = 1ms;
+  auto d = make(c);
+  std::mutex mu;
+  std::vector<uint64_t> seen;
+  d->set_bar0_write_handler([&](uint64_t off, uint64_t, unsigned w) {
+    std::lock_guard lk(mu);
+    if (w == 8) seen.push_back(off);
+  });
+  constexpr uint64_t kPage = 7 * 4096;
+  d->watch_uar_page(7, true);
+  for (uint64_t off = 0x800; off <= 0xF00; off += 0x100)
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(d->bar0().data() + kPage + off))
+        .store(__builtin_bswap64(0x0000010A'00000003ull | (off << 8)), std::memory_order_release);
+  ASSERT_TRUE(wait_for([&] {
+    std::lock_guard lk(mu);
+    return seen.size() >= 8;
+  }));
+  std::lock_guard lk(mu);
+  std::sort(seen.begin(), seen.end());
+  ASSERT_EQ(seen.size(), 8u);
+  for (unsigned i = 0; i < 8; ++i) EXPECT_EQ(seen[i], kPage + 0x800 + i * 0x100);
 }
 
 TEST(SimPciDevice, DmaNeedsBusMaster) {
