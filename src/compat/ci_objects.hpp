@@ -129,6 +129,14 @@ std::shared_ptr<CiDevice> device_by_guid(uint64_t guid);
 // Opens (kbv_device_open) and registers a device. *out on IB_SUCCESS.
 ib_api_status_t open_device(const char* uri, std::shared_ptr<CiDevice>* out);
 
+// Up to n completions into wcs[0..*got) (p_next NULL), qpns[i] the QPN
+// (host order) of wcs[i] — the shape of the user-mode provider's
+// poll_cq_array that WinVerbs polls through (ci_qp.cpp; winverbs.h Poll).
+// IB_SUCCESS (also with *got 0), IB_INVALID_CQ_HANDLE, IB_INVALID_PARAMETER,
+// kbv_poll_cq's error mapped when nothing was taken.
+ib_api_status_t poll_cq_array(ib_cq_handle_t h_cq, uint32_t n, ib_wc_t* wcs, uint32_t* qpns,
+                              uint32_t* got);
+
 // Function table parts, filled by each file.
 void fill_ca(ci_interface_t& ci);  // ci_ca.cpp: CA, PD, AV, CQ, events, misc
 void fill_qp(ci_interface_t& ci);  // ci_qp.cpp: QP, SRQ, post, poll, mcast

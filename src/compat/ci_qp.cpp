@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "compat/ci_objects.hpp"
@@ -508,6 +509,29 @@ void to_wc(const kbv_wc_t& k, ib_wc_t& w) {
   w.recv.ud.remote_sl = k.sl;
 }
 
+// Up to n completions, the read-ahead of peek_cq first, then the CQ; each
+// handed to fn in completion order; *done = how many. An error of
+// kbv_poll_cq ends the walk (returned).
+template <class Fn>
+ib_api_status_t take(kbv_ci_cq_s& cq, uint32_t n, Fn&& fn, uint32_t* done) {
+  *done = 0;
+  while (*done < n && !cq.ahead.empty()) {
+    fn(cq.ahead.front());
+    cq.ahead.pop_front();
+    ++*done;
+  }
+  kbv_wc_t k[kChunk];
+  while (*done < n) {
+    const uint32_t want = std::min(n - *done, kChunk);
+    const int got = kbv_poll_cq(cq.cq, k, want);
+    if (got < 0) return status_of(static_cast<kbv_status_t>(got));
+    for (int i = 0; i < got; ++i) fn(k[i]);
+    *done += static_cast<uint32_t>(got);
+    if (static_cast<uint32_t>(got) < want) break;
+  }
+  return IB_SUCCESS;
+}
+
 ib_api_status_t peek_cq(const ib_cq_handle_t h_cq, uint32_t* const p_n_cqes) {
   if (!live(h_cq, Kind::kCq)) return IB_INVALID_CQ_HANDLE;
   if (!p_n_cqes) return IB_INVALID_PARAMETER;
@@ -529,40 +553,23 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
   *pp_done_wclist = nullptr;
   ib_wc_t** tail = pp_done_wclist;
   ib_wc_t* free_list = *pp_free_wclist;
+  uint32_t want = 0;
+  for (ib_wc_t* f = free_list; f; f = f->p_next) ++want;
   uint32_t done = 0;
-  // The read-ahead of peek_cq first, then the CQ.
-  while (free_list && !h_cq->ahead.empty()) {
-    ib_wc_t* w = free_list;
-    free_list = w->p_next;
-    to_wc(h_cq->ahead.front(), *w);
-    h_cq->ahead.pop_front();
-    w->p_next = nullptr;
-    *tail = w;
-    tail = &w->p_next;
-    ++done;
-  }
-  kbv_wc_t k[kChunk];
-  while (free_list) {
-    uint32_t want = 0;
-    for (ib_wc_t* f = free_list; f && want < kChunk; f = f->p_next) ++want;
-    const int got = kbv_poll_cq(h_cq->cq, k, want);
-    if (got < 0) {
-      *pp_free_wclist = free_list;
-      return done ? IB_SUCCESS : status_of(static_cast<kbv_status_t>(got));
-    }
-    for (int i = 0; i < got; ++i) {
-      ib_wc_t* w = free_list;
-      free_list = w->p_next;
-      to_wc(k[i], *w);
-      w->p_next = nullptr;
-      *tail = w;
-      tail = &w->p_next;
-      ++done;
-    }
-    if (static_cast<uint32_t>(got) < want) break;
-  }
+  const ib_api_status_t st = take(
+      *h_cq, want,
+      [&](const kbv_wc_t& k) {
+        ib_wc_t* w = free_list;
+        free_list = w->p_next;
+        to_wc(k, *w);
+        w->p_next = nullptr;
+        *tail = w;
+        tail = &w->p_next;
+      },
+      &done);
   *pp_free_wclist = free_list;
-  return done ? IB_SUCCESS : IB_NOT_FOUND;
+  if (done) return IB_SUCCESS;
+  return st != IB_SUCCESS ? st : IB_NOT_FOUND;
 }
 
 // ---- multicast ------------------------------------------------------------------------
@@ -600,6 +607,23 @@ ib_api_status_t detach_mcast(const ib_mcast_handle_t h_mcast) {
 }
 
 }  // namespace
+
+ib_api_status_t poll_cq_array(ib_cq_handle_t h_cq, uint32_t n, ib_wc_t* wcs, uint32_t* qpns,
+                              uint32_t* got) {
+  if (!live(h_cq, Kind::kCq)) return IB_INVALID_CQ_HANDLE;
+  if (!got || (n > 0 && (!wcs || !qpns))) return IB_INVALID_PARAMETER;
+  uint32_t i = 0;
+  const ib_api_status_t st = take(
+      *h_cq, n,
+      [&](const kbv_wc_t& k) {
+        wcs[i].p_next = nullptr;
+        to_wc(k, wcs[i]);
+        qpns[i] = k.qp_num;
+        ++i;
+      },
+      got);
+  return *got ? IB_SUCCESS : st;
+}
 
 void fill_qp(ci_interface_t& c) {
   c.create_qp = create_qp;
