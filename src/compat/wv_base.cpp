@@ -26,6 +26,12 @@ std::condition_variable& req_cv() {
   return *c;
 }
 
+// Serialises opening and closing CAs (Ca::get, ~Ca).
+std::mutex& open_mu() {
+  static std::mutex* m = new std::mutex();
+  return *m;
+}
+
 struct Registry {
   std::mutex mu;
   uintptr_t next = 1;
@@ -340,6 +346,9 @@ void UmvCall::from_driver() {
 // ---- the shared CA ---------------------------------------------------------------------
 
 HRESULT Ca::get(const ci_interface_t& ci, uint64_t guid, Ca** out) try {
+  // One open at a time, and none while a CA closes (ib_ci.h: one open CA
+  // per HCA): a second OpenDevice of a GUID shares the first one's CA.
+  std::lock_guard open_lk(open_mu());
   Registry& r = reg();
   {
     std::lock_guard lk(r.mu);
@@ -382,11 +391,15 @@ Ca::~Ca() {
   if (h == nullptr) return;
   // close_ca may not run on the CA's own dispatch thread (ib_ci.h), where a
   // callback can drop the last reference: then a thread of its own does it.
+  auto close = [close_ca = ci.close_ca, h = h] {
+    std::lock_guard open_lk(open_mu());
+    (void)close_ca(h);
+  };
   if (ci::live(h, ci::Kind::kCa) && h->dev->thread.get_id() == std::this_thread::get_id()) {
-    std::thread([close = ci.close_ca, h = h] { (void)close(h); }).detach();
+    std::thread(close).detach();
     return;
   }
-  (void)ci.close_ca(h);
+  close();
 }
 
 void Ca::attach(Device* d) {

@@ -5,7 +5,8 @@
 // provider does not hold), an RC ping-pong with RDMA WRITE / READ and a
 // linked WV_SEND_REQUEST list with a failed request handed back, a UD
 // exchange through an address handle, OVERLAPPED requests (pending then
-// completed, polled, cancelled, failed, hEvent refused), port events on
+// completed, polled, cancelled, failed, hEvent refused), a CQ error request
+// completed by a CQ overrun, two devices sharing one CA, port events on
 // IWVDevice::Notify, the provider's pre/post hooks with ci_umv_buf_t, COM
 // reference counting and the status table.
 #include <arpa/inet.h>
@@ -214,7 +215,7 @@ class Wv : public ::testing::Test {
     ASSERT_EQ(qp->Query(&q), WV_SUCCESS);
     EXPECT_EQ(q.QpState, WvQpStateRts);
     EXPECT_EQ(ntohl(q.Qpn), e.qpn);
-    EXPECT_EQ(q.pSendCq, e.cq);
+    EXPECT_EQ(q.pReceiveCq, e.cq);
     if (rc) {
       EXPECT_EQ(ntohl(q.DestinationQpn), peer.qpn);
       EXPECT_EQ(q.PathMtu, 1024u);
@@ -283,6 +284,18 @@ TEST_F(Wv, DevicesByGuidAndTheirTables) {
   EXPECT_EQ(none, nullptr);
   EXPECT_EQ(a_.dev->AddRef(), refs + 1);
   EXPECT_EQ(a_.dev->Release(), refs);
+
+  // A second device on the same HCA shares its CA (ib_ci.h: one per HCA).
+  IWVDevice* again = nullptr;
+  ASSERT_EQ(prov_->OpenDevice(a_.guid, &again), WV_SUCCESS);
+  ASSERT_NE(again, a_.dev);
+  ASSERT_EQ(again->Query(&da), WV_SUCCESS);
+  EXPECT_EQ(da.NodeGuid, a_.guid);
+  IWVProtectionDomain* pd2 = nullptr;
+  ASSERT_EQ(again->AllocateProtectionDomain(&pd2), WV_SUCCESS);
+  EXPECT_EQ(pd2->Release(), 0u);
+  EXPECT_EQ(again->Release(), 0u);
+  ASSERT_EQ(a_.dev->Query(&da), WV_SUCCESS);  // the CA is still open for a_
 
   // Unknown GUID; what kbv has no counterpart for.
   ::setenv("KBV_SIM_DEVICES", "", 1);  // nothing else to probe
@@ -529,6 +542,35 @@ TEST_F(Wv, OverlappedRequestsPendingCancelledAndFailed) {
   EXPECT_EQ(a_.cq->Notify(WvCqNextCompletion, &ov8), WV_NOT_SUPPORTED);
   EXPECT_EQ(ov8.Internal, 42u);
   EXPECT_EQ(a_.cq->GetOverlappedResult(nullptr, nullptr, 0), WV_INVALID_PARAMETER);
+}
+
+TEST_F(Wv, CqErrorNotifyCompletesOnAnOverrun) {
+  ASSERT_NO_FATAL_FAILURE(open());
+  // a's send CQ has two entries; four signalled WRITEs overrun it.
+  IWVCompletionQueue* small = nullptr;
+  SIZE_T two = 2;
+  ASSERT_EQ(a_.dev->CreateCompletionQueue(&two, &small), WV_SUCCESS);
+  ASSERT_EQ(two, 2u);
+  WV_QP_CREATE c = qp_create(a_, WvQpTypeRc);
+  c.pSendCq = small;
+  ASSERT_EQ(a_.pd->CreateConnectQueuePair(&c, &a_.rc), WV_SUCCESS);
+  WV_QP_ATTRIBUTES q{};
+  ASSERT_EQ(a_.rc->Query(&q), WV_SUCCESS);
+  a_.qpn = ntohl(q.Qpn);
+  ASSERT_NO_FATAL_FAILURE(make_rc(b_));
+  ASSERT_NO_FATAL_FAILURE(connect(a_, a_.rc, b_, true));
+  ASSERT_NO_FATAL_FAILURE(connect(b_, b_.rc, a_, true));
+  OVERLAPPED err{};
+  ASSERT_EQ(small->Notify(WvCqError, &err), WV_IO_PENDING);
+  WV_SGE s = a_.sge(0, 8);
+  for (int i = 0; i < 4; ++i)
+    ASSERT_EQ(a_.rc->Write(i, &s, 1, WV_SEND_SIGNALED, 0,
+                           htobe64(reinterpret_cast<uintptr_t>(b_.buf.data())), b_.keys.Rkey),
+              WV_SUCCESS);
+  EXPECT_EQ(wait_ov(small, &err), WV_SUCCESS);
+  a_.rc->Release();  // before its CQ
+  a_.rc = nullptr;
+  EXPECT_EQ(small->Release(), 0u);
 }
 
 TEST_F(Wv, DeviceNotifyCompletesOnAPortStateChange) {
