@@ -46,7 +46,8 @@
 //   ns <op>_<level>_vs_bare <its ns per operation> <bare ns per operation>
 //   allocs <benchmark> <heap allocations per operation>
 // (allocations counted by replacing the global operator new:
-// alloc_counter.hpp).
+// alloc_counter.hpp). --iterations=N fixes every repetition's iteration
+// count (for callgrind instruction counts, bench/README.md).
 #include <benchmark/benchmark.h>
 #include <endian.h>
 #include <infiniband/mlx5dv.h>
@@ -294,20 +295,29 @@ struct Api {
 
   explicit Api(bool bf) {
     auto dev = std::make_shared<v::DeviceImpl>();
-    dev->state.store(v::State::kReady);
+    dev->set_state(v::State::kReady);
     qp = std::make_shared<v::QpImpl>();
     qp->dev = dev;
     qp->type = KBV_QPT_RC;
+    // As QpImpl::build_queues and CqImpl::rebuild_poller do (with their
+    // fast-path gate bits).
     qp->sq.emplace(Hca::make_sq(m, bf));
     qp->rq.emplace(Hca::make_rq(m));
+    qp->gate_clear(v::gate::kNoSq | v::gate::kNoRq);
     cq = std::make_shared<v::CqImpl>();
     cq->dev = dev;
     cq->poller.emplace(Hca::make_cp(m));
+    cq->gate_clear(v::gate::kNoPoller);
     if (!cq->poller->attach(kQpn, &*qp->sq, &*qp->rq, nullptr).is_ok()) die("attach");
     if (!v::register_object(qp) || !v::register_object(cq)) die("register");
-    qp->qp_state.store(KBV_QPS_RTS);
-    qp->state.store(v::State::kReady);
-    cq->state.store(v::State::kReady);
+    qp->set_qp_state(KBV_QPS_RTS);
+    qp->set_state(v::State::kReady);
+    cq->set_state(v::State::kReady);
+    // The objects are as a created QP in RTS and CQ are: the public calls'
+    // straight lines are open (else this would time their general paths).
+    if (!qp->gate_open(v::Kind::kQp, v::gate::kSend | v::gate::kRecv) ||
+        !cq->gate_open(v::Kind::kCq, v::gate::kPoll))
+      die("fast-path gate closed");
     qh = qp->handle();
     ch = cq->handle();
     // Kept for the process's life (the benchmark never closes them).
@@ -389,7 +399,7 @@ void count_allocs(benchmark::State& st, uint64_t a0, uint64_t ops_per_iter) {
 // instructions, no pause: pausing the CPU-time timer costs two clock
 // system calls, about 1 ns per post at 1024 posts a lap, which the bare
 // level, with no ring accounting, would not pay).
-void sq_room(hca::SendQueue& sq, uint32_t bbs) {
+[[gnu::always_inline]] inline void sq_room(hca::SendQueue& sq, uint32_t bbs) {
   if (sq.free_blocks() < bbs) [[unlikely]]
     (void)sq.complete(static_cast<uint16_t>(sq.pc() - 1));
 }
@@ -443,7 +453,7 @@ void BM_Post(benchmark::State& st, int lvl, Op op, bool bf, uint32_t n) {
 
 // Receive ring room (hca / api): the ring handed back once a lap, inside
 // the timed loop (RecvQueue::complete inlines to a counter update).
-void rq_room(hca::RecvQueue& rq) {
+[[gnu::always_inline]] inline void rq_room(hca::RecvQueue& rq) {
   if (rq.outstanding() < rq.wqes()) [[likely]]
     return;
   while (rq.outstanding()) (void)rq.complete();
@@ -548,6 +558,12 @@ struct Collect : benchmark::ConsoleReporter {
   }
 };
 
+// --iterations=N (ours, not Google Benchmark's): every repetition runs
+// exactly N iterations, for instruction counts that do not depend on the
+// machine's load (valgrind --tool=callgrind at two values of N: the
+// difference over 7 * their difference is the instructions per iteration).
+int64_t g_fixed_iterations = 0;
+
 void register_all() {
   struct PostCase {
     const char* name;
@@ -565,7 +581,11 @@ void register_all() {
   // The "ops" counter (operations per iteration) turns the median into a
   // time per operation (Collect).
   auto common = [](benchmark::internal::Benchmark* b) {
-    b->Repetitions(7)->ReportAggregatesOnly(true)->MinTime(0.05);
+    b->Repetitions(7)->ReportAggregatesOnly(true);
+    if (g_fixed_iterations > 0)
+      b->Iterations(g_fixed_iterations);
+    else
+      b->MinTime(0.05);
   };
   for (const PostCase& p : posts) {
     for (int l = 0; l < 3; ++l) {
@@ -601,7 +621,13 @@ int main(int argc, char** argv) {
   // Default: random interleaving of the repetitions (a loaded machine's
   // drift spreads over every level alike); flags given on the command line
   // come later and win.
-  std::vector<char*> args(argv, argv + argc);
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--iterations=", 13) == 0)
+      g_fixed_iterations = std::strtoll(argv[i] + 13, nullptr, 10);
+    else
+      args.push_back(argv[i]);
+  }
   static char interleave[] = "--benchmark_enable_random_interleaving=true";
   args.insert(args.begin() + 1, interleave);
   int n = static_cast<int>(args.size());

@@ -181,7 +181,7 @@ void DeviceImpl::on_hca_event(const hca::HcaEvent& e) {
   using prm::EventType;
   if (e.kind == hca::HcaEvent::Kind::kFatal) {
     failure.store(e.status.code(), std::memory_order_relaxed);
-    failed.store(true, std::memory_order_release);
+    set_failed(true);
     log::error(kLog, "{}: device failed: {}", uri, e.status.to_string());
     post_async(event_eq, KBV_EVENT_DEVICE_FATAL, e.status, handle(), 0);
     return;
@@ -211,7 +211,7 @@ void DeviceImpl::on_hca_event(const hca::HcaEvent& e) {
       post_async(qp->event_eq, access ? KBV_EVENT_QP_ACCESS_ERROR : KBV_EVENT_QP_FATAL,
                  access ? KBV_ERR_LOCAL_ACCESS : KBV_ERR_LOCAL_QP_OPERATION, qp->handle(),
                  e.qp_srq_n);
-      qp->qp_state.store(KBV_QPS_ERR, std::memory_order_release);
+      qp->set_qp_state(KBV_QPS_ERR);
       return;
     }
     case EventType::SRQ_RQ_LIMIT: {
@@ -225,6 +225,21 @@ void DeviceImpl::on_hca_event(const hca::HcaEvent& e) {
   }
   log::debug(kLog, "{}: event type {:#x} (queue {:#x}) not delivered", uri, e.type,
              e.qp_srq_n ? e.qp_srq_n : e.cqn);
+}
+
+void DeviceImpl::set_failed(bool f) {
+  failed.store(f, std::memory_order_release);
+  // Every QP's fast-path gate (objects.hpp gate): a QP not in the map yet
+  // checks the flag itself when it becomes ready (Base::set_state, also
+  // under mu).
+  for (auto& [qpn, w] : qps) {
+    if (auto qp = w.lock()) {
+      if (f)
+        qp->gate_set(gate::kDevFailed);
+      else
+        qp->gate_clear(gate::kDevFailed);
+    }
+  }
 }
 
 void DeviceImpl::on_comp(uint32_t cqn) {

@@ -55,6 +55,8 @@ static_assert(offsetof(kbv_wc_t, vendor_err) == offsetof(hca::WorkCompletion, ve
 static_assert(offsetof(kbv_wc_t, network_hdr_type) == offsetof(hca::WorkCompletion, l3_type));
 static_assert(sizeof(kbv_status_t) == sizeof(int32_t));
 
+constexpr uint32_t kMaxPoll = 1u << 30;  // CQEs one kbv_poll_cq returns at most (int range)
+
 constexpr uint32_t kSendFlags =
     KBV_SEND_SIGNALED | KBV_SEND_SOLICITED | KBV_SEND_FENCE | KBV_SEND_INLINE;
 
@@ -131,15 +133,15 @@ template <class Q, class A>
 }  // namespace
 }  // namespace kbv::verbs
 
-namespace v = kbv::verbs;
-namespace hca = kbv::hca;
-using kbv::Status;
-using v::Kind;
+namespace kbv::verbs {
+namespace {
 
-extern "C" {
-
-kbv_status_t kbv_post_send(kbv_qp_t qp, const kbv_send_wr_t* wrs, uint32_t n, uint32_t* bad_index) {
-  auto* q = v::fast<v::QpImpl>(qp, Kind::kQp);
+// The general paths: every check in kbv.h's order, any request list. The
+// public entry points below come here for anything but their straight
+// line, so each status and *bad_index is the one these give.
+[[gnu::noinline]] kbv_status_t post_send_general(kbv_qp_t qp, const kbv_send_wr_t* wrs, uint32_t n,
+                                                 uint32_t* bad_index) {
+  auto* q = fast<QpImpl>(qp, Kind::kQp);
   if (!q) [[unlikely]]
     return KBV_ERR_INVALID_HANDLE;
   if (bad_index) *bad_index = 0;
@@ -148,17 +150,18 @@ kbv_status_t kbv_post_send(kbv_qp_t qp, const kbv_send_wr_t* wrs, uint32_t n, ui
   if (n > 0 && !wrs) [[unlikely]]
     return KBV_ERR_INVALID_ARGUMENT;
   if (q->dev->failed.load(std::memory_order_acquire)) [[unlikely]]
-    return v::device_failure(*q->dev).code();
+    return device_failure(*q->dev).code();
   const uint32_t s = q->qp_state.load(std::memory_order_acquire);
   if (s == KBV_QPS_RESET || s == KBV_QPS_INIT || s == KBV_QPS_RTR) [[unlikely]]
     return KBV_ERR_INVALID_QP_STATE;
   if (!q->sq) [[unlikely]]
     return KBV_ERR_INVALID_STATE;
-  return v::post_with(*q->sq, v::KbvSendWrs{q->dev.get()}, wrs, n, bad_index);
+  return post_with(*q->sq, KbvSendWrs{q->dev.get()}, wrs, n, bad_index);
 }
 
-kbv_status_t kbv_post_recv(kbv_qp_t qp, const kbv_recv_wr_t* wrs, uint32_t n, uint32_t* bad_index) {
-  auto* q = v::fast<v::QpImpl>(qp, Kind::kQp);
+[[gnu::noinline]] kbv_status_t post_recv_general(kbv_qp_t qp, const kbv_recv_wr_t* wrs, uint32_t n,
+                                                 uint32_t* bad_index) {
+  auto* q = fast<QpImpl>(qp, Kind::kQp);
   if (!q) [[unlikely]]
     return KBV_ERR_INVALID_HANDLE;
   if (bad_index) *bad_index = 0;
@@ -167,12 +170,88 @@ kbv_status_t kbv_post_recv(kbv_qp_t qp, const kbv_recv_wr_t* wrs, uint32_t n, ui
   if (n > 0 && !wrs) [[unlikely]]
     return KBV_ERR_INVALID_ARGUMENT;
   if (q->dev->failed.load(std::memory_order_acquire)) [[unlikely]]
-    return v::device_failure(*q->dev).code();
+    return device_failure(*q->dev).code();
   if (q->qp_state.load(std::memory_order_acquire) == KBV_QPS_RESET) [[unlikely]]
     return KBV_ERR_INVALID_QP_STATE;
   if (!q->rq) [[unlikely]]
     return KBV_ERR_INVALID_ARGUMENT;  // receives come from its SRQ
-  return v::post_with(*q->rq, v::KbvRecvWrs{}, wrs, n, bad_index);
+  return post_with(*q->rq, KbvRecvWrs{}, wrs, n, bad_index);
+}
+
+// A poll that found fewer CQEs than asked for (got of n): a failed
+// device's outstanding requests are flushed; every 1024th empty poll
+// drives the device (its health check runs even if only polls do).
+[[gnu::noinline]] int poll_short(CqImpl& c, hca::WorkCompletion* out, uint32_t n, size_t got) {
+  if (c.dev->failed.load(std::memory_order_acquire)) {
+    // The device died: it writes no more CQEs; every request still
+    // outstanding completes now with KBV_ERR_WR_FLUSHED.
+    got += c.poller->flush(out + got, n - got);
+  } else if (got == 0 && (++c.empty_polls & 1023) == 0) {
+    (void)c.dev->progress();  // try-lock
+  }
+  return static_cast<int>(got);
+}
+
+[[gnu::noinline]] int poll_cq_general(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n) {
+  auto* c = fast<CqImpl>(cq, Kind::kCq);
+  if (!c) [[unlikely]]
+    return KBV_ERR_INVALID_HANDLE;
+  if (!c->ready()) return KBV_ERR_INVALID_STATE;
+  if (n > 0 && !wcs) return KBV_ERR_INVALID_ARGUMENT;
+  if (c->resizing.load(std::memory_order_acquire)) return KBV_ERR_BUSY;
+  c->apply_ops();  // pending attach/detach (clears gate::kCqOps)
+  if (!c->poller) return 0;
+  if (n > kMaxPoll) n = kMaxPoll;  // keeps the count in int range
+  auto* out = reinterpret_cast<hca::WorkCompletion*>(wcs);
+  const size_t got = c->poller->poll(out, n);
+  if (got < n) [[unlikely]]
+    return poll_short(*c, out, n, got);
+  return static_cast<int>(got);
+}
+
+}  // namespace
+}  // namespace kbv::verbs
+
+namespace v = kbv::verbs;
+namespace hca = kbv::hca;
+using kbv::Status;
+using v::Kind;
+
+// The public entry points: a straight line for the common call (a handle in
+// the flat part of the fast table, its object's gate open, one request of
+// the common shape with room; a poll of 1..2^30 into a non-null array),
+// else the general path above. The straight line reads one word of the
+// object for the kind and every state (objects.hpp gate) and writes nothing
+// before it has decided to post, so the general path starts from the
+// caller's state.
+extern "C" {
+
+kbv_status_t kbv_post_send(kbv_qp_t qp, const kbv_send_wr_t* wrs, uint32_t n, uint32_t* bad_index) {
+  v::Base* b = v::fast_handles().get_flat(qp);
+  if (b != nullptr && n == 1 && wrs != nullptr && b->gate_open(Kind::kQp, v::gate::kSend))
+      [[likely]] {
+    auto* q = static_cast<v::QpImpl*>(b);
+    // gate::kNoSq clear: the queue exists.
+    if ((*q->sq).post_one(v::KbvSendWrs{nullptr}, wrs[0])) [[likely]] {
+      if (bad_index) *bad_index = 0;
+      return KBV_SUCCESS;
+    }
+  }
+  return v::post_send_general(qp, wrs, n, bad_index);
+}
+
+kbv_status_t kbv_post_recv(kbv_qp_t qp, const kbv_recv_wr_t* wrs, uint32_t n, uint32_t* bad_index) {
+  v::Base* b = v::fast_handles().get_flat(qp);
+  if (b != nullptr && n == 1 && wrs != nullptr && b->gate_open(Kind::kQp, v::gate::kRecv))
+      [[likely]] {
+    auto* q = static_cast<v::QpImpl*>(b);
+    // gate::kNoRq clear: the queue exists.
+    if ((*q->rq).post_one(v::KbvRecvWrs{}, wrs[0])) [[likely]] {
+      if (bad_index) *bad_index = 0;
+      return KBV_SUCCESS;
+    }
+  }
+  return v::post_recv_general(qp, wrs, n, bad_index);
 }
 
 kbv_status_t kbv_post_srq_recv(kbv_srq_t srq, const kbv_recv_wr_t* wrs, uint32_t n,
@@ -187,28 +266,18 @@ kbv_status_t kbv_post_srq_recv(kbv_srq_t srq, const kbv_recv_wr_t* wrs, uint32_t
 }
 
 int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n) {
-  auto* c = v::fast<v::CqImpl>(cq, Kind::kCq);
-  if (!c) [[unlikely]]
-    return KBV_ERR_INVALID_HANDLE;
-  if (!c->ready()) return KBV_ERR_INVALID_STATE;
-  if (n > 0 && !wcs) return KBV_ERR_INVALID_ARGUMENT;
-  if (c->resizing.load(std::memory_order_acquire)) return KBV_ERR_BUSY;
-  if (c->ops.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
-    c->apply_ops();
-  if (!c->poller) return 0;
-  if (n > (1u << 30)) n = 1u << 30;  // keeps the count in int range
-  auto* out = reinterpret_cast<hca::WorkCompletion*>(wcs);
-  size_t got = c->poller->poll(out, n);
-  if (got < n) [[unlikely]] {
-    if (c->dev->failed.load(std::memory_order_acquire)) {
-      // The device died: it writes no more CQEs; every request still
-      // outstanding completes now with KBV_ERR_WR_FLUSHED.
-      got += c->poller->flush(out + got, n - got);
-    } else if (got == 0 && (++c->empty_polls & 1023) == 0) {
-      (void)c->dev->progress();  // try-lock: the health check runs even if only polls do
-    }
+  v::Base* b = v::fast_handles().get_flat(cq);
+  if (b != nullptr && n - 1 < v::kMaxPoll && wcs != nullptr &&
+      b->gate_open(Kind::kCq, v::gate::kPoll)) [[likely]] {
+    auto* c = static_cast<v::CqImpl*>(b);
+    auto* out = reinterpret_cast<hca::WorkCompletion*>(wcs);
+    // gate::kNoPoller clear: the poller exists.
+    const size_t got = (*c->poller).poll(out, n);
+    if (got < n) [[unlikely]]
+      return v::poll_short(*c, out, n, got);
+    return static_cast<int>(got);
   }
-  return static_cast<int>(got);
+  return v::poll_cq_general(cq, wcs, n);
 }
 
 }  // extern "C"

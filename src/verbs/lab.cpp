@@ -235,7 +235,7 @@ kbv_status_t kbv_device_reset(kbv_device_t dev, kbv_reset_info_t* info) {
     return st.code();
   }
   d->failure.store(KBV_SUCCESS, std::memory_order_relaxed);
-  d->failed.store(false, std::memory_order_release);
+  d->set_failed(false);
   if (info) info->brought_up = 1;
   kbv::log::info(kLog, "{}: brought up again in {} us", d->uri, (t2 - t1) / 1000);
   return KBV_SUCCESS;

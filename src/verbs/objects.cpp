@@ -37,9 +37,24 @@ void CqImpl::push_op(AttachOp* op) {
     op->next = head;
   } while (
       !ops.compare_exchange_weak(head, op, std::memory_order_release, std::memory_order_relaxed));
+  // After the push: apply_ops clears the bit before it takes the stack, so
+  // a pushed operation always has the bit set until it is taken.
+  gate_set(gate::kCqOps);
+}
+
+bool CqImpl::begin_resize() {
+  if (resizing.exchange(true)) return false;
+  gate_set(gate::kCqResizing);
+  return true;
+}
+
+void CqImpl::end_resize() {
+  gate_clear(gate::kCqResizing);
+  resizing = false;
 }
 
 void CqImpl::apply_ops() {
+  if (gate.load(std::memory_order_acquire) & gate::kCqOps) gate_clear(gate::kCqOps);
   // A plain load first: the exchange (a locked instruction) only when the
   // control path pushed something.
   if (ops.load(std::memory_order_relaxed) == nullptr) return;
@@ -78,6 +93,7 @@ Status CqImpl::rebuild_poller() {
   auto p = hca::CqPoller::for_cq(*cq);
   if (!p) return p.status();
   poller.emplace(std::move(*p));
+  gate_clear(gate::kNoPoller);
   for (const auto& a : attached) {
     QpImpl& q = *a.qp;
     (void)poller->attach(q.qp->qpn(), a.send && q.sq ? &*q.sq : nullptr,
@@ -267,6 +283,7 @@ kbv_status_t kbv_cq_create(kbv_device_t dev, const kbv_cq_attr_t* attr, kbv_eq_t
                    // drop the attached set (breaks the QP <-> CQ cycle).
                    raw->apply_ops();
                    raw->attached.clear();
+                   raw->gate_set(v::gate::kNoPoller);
                    raw->poller.reset();
                    raw->notify.cancel();
                    raw->dev->cqs.erase(raw->cq->cqn());
@@ -283,7 +300,7 @@ kbv_status_t kbv_cq_create(kbv_device_t dev, const kbv_cq_attr_t* attr, kbv_eq_t
                  if (!ps.is_ok()) {
                    // No memory for the poller or the table: destroy the CQ.
                    (void)v::EventQueue::complete(t, ps, c->handle(), 0);
-                   c->state.store(v::State::kReady);
+                   c->set_state(v::State::kReady);
                    v::close_internal(c);
                    return;
                  }
@@ -301,7 +318,7 @@ kbv_status_t kbv_cq_resize(kbv_cq_t cq, uint32_t cqe, kbv_eq_t eq, uint64_t user
   if (!c) return st.code();
   if (cqe == 0) return KBV_ERR_INVALID_ARGUMENT;
   if (cqe > (1u << c->dev->hca->caps().log_max_cq_sz)) return KBV_ERR_LIMIT_EXCEEDED;
-  if (c->resizing.exchange(true)) return KBV_ERR_BUSY;
+  if (!c->begin_resize()) return KBV_ERR_BUSY;
   auto started = std::make_shared<bool>(false);
   Status r = v::submit_control(*c->dev, c->obj.get(), eq, user_data,
                                [c, cqe, started](const Ticket& t) -> Status {
@@ -310,13 +327,13 @@ kbv_status_t kbv_cq_resize(kbv_cq_t cq, uint32_t cqe, kbv_eq_t eq, uint64_t user
                                  c->apply_ops();
                                  Status s = c->cq->resize(cqe, [c, t](Status x) {
                                    if (x.is_ok()) x = c->rebuild_poller();
-                                   c->resizing = false;
+                                   c->end_resize();
                                    (void)v::EventQueue::complete(t, x, c->handle(), c->cq->ncqe());
                                  });
                                  *started = s.is_pending();
                                  return s;
                                });
-  if (!*started) c->resizing = false;  // no callback will run
+  if (!*started) c->end_resize();  // no callback will run
   return r.code();
 } catch (...) {
   return kbv::abi_exception_status();
@@ -382,7 +399,7 @@ kbv_status_t kbv_srq_create(kbv_pd_t pd, const kbv_srq_attr_t* attr, kbv_eq_t eq
                      auto q = hca::SrqQueue::for_srq(*s->srq, s->cfg.max_sge);
                      if (!q) {
                        (void)v::EventQueue::complete(t, q.status(), s->handle(), 0);
-                       s->state.store(v::State::kReady);
+                       s->set_state(v::State::kReady);
                        v::close_internal(s);
                        return;
                      }

@@ -61,18 +61,62 @@ enum class State : uint8_t { kCreating, kReady, kDead };
 
 class DeviceImpl;
 
+// The fast-path gate (issue 15): one word per object that kbv_post_send /
+// kbv_post_recv / kbv_poll_cq read instead of the object's kind and state,
+// its device's failed flag, the QP state and whether its queues exist:
+// kind << kKindShift | one bit per reason the straight-line fast path must
+// not run. A call takes the straight line only when the word, masked with
+// kKindMask and the bits it cares about, is exactly its kind; otherwise it
+// takes the general path, which checks the real values in kbv.h's order,
+// so every status (and *bad_index) is what it was. Each bit has one kind
+// of writer and is set / cleared with an atomic or / and (no update lost
+// between writers of different bits); a bit may be set while its reason is
+// gone (the general path then runs and finds nothing wrong), never clear
+// while its reason holds, except for the instants a racing call could have
+// read the real value before the change anyway.
+namespace gate {
+inline constexpr uint32_t kNotReady = 1u << 0;    // state != kReady (set_state)
+inline constexpr uint32_t kDevFailed = 1u << 1;   // QP: its device failed (DeviceImpl)
+inline constexpr uint32_t kNoSend = 1u << 2;      // QP: qp_state RESET, INIT or RTR
+inline constexpr uint32_t kNoRecv = 1u << 3;      // QP: qp_state RESET
+inline constexpr uint32_t kNoSq = 1u << 4;        // QP: no send queue built
+inline constexpr uint32_t kNoRq = 1u << 5;        // QP: no receive queue (SRQ, or not built)
+inline constexpr uint32_t kCqResizing = 1u << 6;  // CQ: a resize in flight
+inline constexpr uint32_t kCqOps = 1u << 7;       // CQ: attach/detach operations pushed
+inline constexpr uint32_t kNoPoller = 1u << 8;    // CQ: no poller
+inline constexpr uint32_t kKindShift = 24;
+inline constexpr uint32_t kKindMask = 0xFFu << kKindShift;
+// What each fast-path call needs clear.
+inline constexpr uint32_t kSend = kNotReady | kDevFailed | kNoSend | kNoSq;
+inline constexpr uint32_t kRecv = kNotReady | kDevFailed | kNoRecv | kNoRq;
+inline constexpr uint32_t kPoll = kNotReady | kCqResizing | kCqOps | kNoPoller;
+}  // namespace gate
+
 struct Base : std::enable_shared_from_this<Base> {
-  explicit Base(Kind k) : kind(k) {}
+  explicit Base(Kind k, uint32_t gate_bits = 0)
+      : kind(k),
+        gate(uint32_t{static_cast<uint8_t>(k)} << gate::kKindShift | gate::kNotReady | gate_bits) {}
   virtual ~Base() = default;
   Base(const Base&) = delete;
   Base& operator=(const Base&) = delete;
 
   uint64_t handle() const { return obj ? obj->handle() : 0; }
   bool ready() const { return state.load(std::memory_order_acquire) == State::kReady; }
+  // Stores state and its gate bit; a QP becoming ready on a failed device
+  // gets kDevFailed (registry.cpp). Every state change goes through here.
+  void set_state(State s);
+  // The fast path's check: kind k and none of `bits` set.
+  [[gnu::always_inline]] bool gate_open(Kind k, uint32_t bits) const {
+    return (gate.load(std::memory_order_acquire) & (gate::kKindMask | bits)) ==
+           uint32_t{static_cast<uint8_t>(k)} << gate::kKindShift;
+  }
+  void gate_set(uint32_t bits) { gate.fetch_or(bits, std::memory_order_acq_rel); }
+  void gate_clear(uint32_t bits) { gate.fetch_and(~bits, std::memory_order_acq_rel); }
 
   const Kind kind;
   std::shared_ptr<Object> obj;
   std::atomic<State> state{State::kCreating};
+  std::atomic<uint32_t> gate;          // see namespace gate
   std::weak_ptr<EventQueue> event_eq;  // async events about this object
   std::shared_ptr<DeviceImpl> dev;     // null for the device itself
   // References this object holds on others (released after its destroy).
@@ -210,8 +254,11 @@ class DeviceImpl : public Base {
   bool teardown_requested = false;
   bool teardown_started = false;
   std::atomic<bool> finished{false};
+  // Set with set_failed() (mu held), which also sets every QP's
+  // gate::kDevFailed.
   std::atomic<bool> failed{false};
   std::atomic<int32_t> failure{KBV_SUCCESS};
+  void set_failed(bool f);
   std::unordered_map<uint32_t, std::weak_ptr<CqImpl>> cqs;
   std::unordered_map<uint32_t, std::weak_ptr<QpImpl>> qps;
   std::unordered_map<uint32_t, std::weak_ptr<SrqImpl>> srqs;
@@ -259,12 +306,18 @@ struct AttachOp {
 
 class CqImpl : public Base {
  public:
-  CqImpl() : Base(Kind::kCq) {}
+  CqImpl() : Base(Kind::kCq, gate::kNoPoller) {}
   ~CqImpl() override;
 
+  // Pushes op and sets gate::kCqOps (after the push).
   void push_op(AttachOp* op);
-  // Applies pending attach/detach operations (poller thread).
+  // Applies pending attach/detach operations (poller thread); clears
+  // gate::kCqOps before taking them.
   void apply_ops();
+  // A resize starts (false: one is already in flight) / ends; with
+  // gate::kCqResizing.
+  bool begin_resize();
+  void end_resize();
   // Rebuilds the poller after create/resize and re-attaches the QPs.
   Status rebuild_poller();
 
@@ -297,11 +350,14 @@ class SrqImpl : public Base {
 
 class QpImpl : public Base {
  public:
-  QpImpl() : Base(Kind::kQp) {}
+  QpImpl() : Base(Kind::kQp, gate::kNoSend | gate::kNoRecv | gate::kNoSq | gate::kNoRq) {}
   ~QpImpl() override;
   // (Re)builds the send/receive queues over the QP's rings (create, and
-  // after a transition to RESET, when firmware restarts its counters).
+  // after a transition to RESET, when firmware restarts its counters);
+  // clears gate::kNoSq / kNoRq for the queues built.
   Status build_queues();
+  // Stores qp_state and its gate bits (kNoSend, kNoRecv).
+  void set_qp_state(uint32_t s);
 
   std::unique_ptr<hca::Qp> qp;
   hca::QpConfig cfg;

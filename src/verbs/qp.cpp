@@ -23,12 +23,25 @@ Status QpImpl::build_queues() {
   auto s = hca::SendQueue::for_qp(*dev->hca, *qp, cfg, qp->qpn() % prm::kBfRegsPerUar, sig_all);
   if (!s) return s.status();
   sq.emplace(std::move(*s));
+  gate_clear(gate::kNoSq);
   if (qp->rq_wqes() > 0) {
     auto r = hca::RecvQueue::for_qp(*qp, cfg.max_recv_sge);
     if (!r) return r.status();
     rq.emplace(std::move(*r));
+    gate_clear(gate::kNoRq);
   }
   return KBV_SUCCESS;
+}
+
+void QpImpl::set_qp_state(uint32_t s) {
+  qp_state.store(s, std::memory_order_release);
+  // kbv_post_send: not in RESET, INIT or RTR; kbv_post_recv: not in RESET.
+  const uint32_t closed =
+      (s == KBV_QPS_RESET || s == KBV_QPS_INIT || s == KBV_QPS_RTR ? gate::kNoSend : 0) |
+      (s == KBV_QPS_RESET ? gate::kNoRecv : 0);
+  if (closed) gate_set(closed);
+  if (closed != (gate::kNoSend | gate::kNoRecv))
+    gate_clear(~closed & (gate::kNoSend | gate::kNoRecv));
 }
 
 namespace {
@@ -388,7 +401,7 @@ kbv_status_t kbv_qp_create(kbv_pd_t pd, const kbv_qp_init_attr_t* attr, kbv_eq_t
                                     kbv::log::error("verbs", "qp {:#x}: queues: {}", q->qp->qpn(),
                                                     b.to_string());
                                     (void)v::EventQueue::complete(t, b, q->handle(), 0);
-                                    q->state.store(v::State::kReady);
+                                    q->set_state(v::State::kReady);
                                     v::close_internal(q);
                                     return;
                                   }
@@ -471,7 +484,7 @@ kbv_status_t kbv_qp_modify(kbv_qp_t qp, const kbv_qp_attr_t* attr, uint32_t attr
                                 Status b = q->build_queues();
                                 if (!b.is_ok()) res = b;
                               }
-                              q->qp_state.store(target, std::memory_order_release);
+                              q->set_qp_state(target);
                             }
                             q->modifying = false;
                             (void)v::EventQueue::complete(t, res, q->handle(), target);

@@ -105,6 +105,19 @@ std::shared_ptr<Base> lookup(uint64_t h, Kind kind) {
 
 Base* fast_lookup(uint64_t h) { return fast_handles().get(h); }
 
+void Base::set_state(State s) {
+  state.store(s, std::memory_order_release);
+  if (s != State::kReady) {
+    gate_set(gate::kNotReady);
+    return;
+  }
+  // A QP becomes ready in its create callback, with the device lock held,
+  // as DeviceImpl::set_failed runs: it cannot miss the device's failure.
+  if (kind == Kind::kQp && dev && dev->failed.load(std::memory_order_acquire))
+    gate_set(gate::kDevFailed);
+  gate_clear(gate::kNotReady);
+}
+
 Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t user_data) {
   DeviceImpl* dev =
       impl->kind == Kind::kDevice ? static_cast<DeviceImpl*>(impl.get()) : impl->dev.get();
@@ -153,7 +166,7 @@ void finish_close(Base& impl) {
       r.by_handle.erase(it);
     }
   }
-  impl.state.store(State::kDead, std::memory_order_release);
+  impl.set_state(State::kDead);
   impl.obj->finish_final();
   auto parents = std::move(impl.parents);
   impl.parents.clear();
@@ -173,7 +186,7 @@ void run_destroy(Base& impl) {
 }
 
 void created(const std::shared_ptr<Base>& impl, const Ticket& t, uint64_t info) {
-  impl->state.store(State::kReady, std::memory_order_release);
+  impl->set_state(State::kReady);
   Status done = EventQueue::complete(t, KBV_SUCCESS, impl->handle(), info);
   if (impl->obj->closing()) {
     if (impl->obj->refs() == 0) run_destroy(*impl);
@@ -187,7 +200,7 @@ void created(const std::shared_ptr<Base>& impl, const Ticket& t, uint64_t info) 
 }
 
 void create_failed(const std::shared_ptr<Base>& impl, const Ticket* t, Status st) {
-  impl->state.store(State::kDead, std::memory_order_release);
+  impl->set_state(State::kDead);
   impl->destroy = nullptr;
   if (t) (void)EventQueue::complete(*t, st, impl->handle(), 0);
   if (impl->obj->closing()) {

@@ -39,6 +39,7 @@ Result<RecvQueue> RecvQueue::create(const RqConfig& cfg) {
   RecvQueue q;
   q.cfg_ = cfg;
   q.mask_ = (1u << cfg.log_wqes) - 1;
+  q.stride_shift_ = static_cast<uint32_t>(__builtin_ctz(cfg.stride));
   q.wr_ids_.assign(size_t{1} << cfg.log_wqes, 0);
   return q;
 }

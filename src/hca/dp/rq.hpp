@@ -153,6 +153,26 @@ class RecvQueue {
     return result;
   }
 
+  // One request of one SGE that the adapter's prepare() accepts, with
+  // room: posted (WQE, wr_id, barrier, record), true. Anything else: false
+  // with nothing written; post() then gives the request its status. The
+  // public kbv_post_recv's straight line.
+  template <class A>
+  [[gnu::always_inline]] bool post_one(const A& a, const typename A::Wr& wr) {
+    const uint32_t head = head_;
+    if (A::num_sge(wr) != 1 || cfg_.max_sge == 0 || a.prepare(wr) != KBV_SUCCESS ||
+        head - tail_ > mask_)
+      return false;
+    const uint32_t idx = head & mask_;
+    rq_detail::write_scatter(cfg_.ring + (size_t{idx} << stride_shift_), cfg_.stride / 16,
+                             A::sg(wr), 1);
+    wr_ids_[idx] = A::wr_id(wr);
+    head_ = head + 1;
+    platform::udma_to_device_barrier();  // WQE before the record
+    cfg_.dbrec[0] = htobe32((head + 1) & 0xFFFF);
+    return true;
+  }
+
   // Receive completion (in order): the oldest outstanding wr_id. With none
   // outstanding (a device completing a receive never posted) nothing is
   // consumed and the wr_id is that of the last one completed.
@@ -180,6 +200,7 @@ class RecvQueue {
   RqConfig cfg_;
   uint32_t mask_ = 0;
   uint32_t head_ = 0, tail_ = 0;
+  uint32_t stride_shift_ = 0;  // log2(stride)
   std::vector<uint64_t> wr_ids_;
 };
 

@@ -47,10 +47,17 @@ Result<SendQueue> SendQueue::create(const SqConfig& cfg) {
     default: return Status{KBV_ERR_NOT_SUPPORTED};
   }
   q.cfg_ = cfg;
+  q.bar_ = *cfg.bar;
   q.mask_ = (1u << cfg.log_blocks) - 1;
   q.ring_mask_ = (size_t{64} << cfg.log_blocks) - 1;
   q.bf_half_ = cfg.bf_reg_size / 2;
   q.ce_all_ = cfg.sig_all ? MLX5_WQE_CTRL_CQ_UPDATE : 0;
+  // sq_post.hpp allowed(): UC sends and RDMA writes, RC all but the atomics.
+  q.simple_ops_ = cfg.max_sge == 0    ? 0
+                  : cfg.st == st::kRc ? 0b0011111
+                  : cfg.st == st::kUc ? 0b0001111
+                                      : 0;
+  q.bf_one_ = cfg.bf_copy && 64 <= q.bf_half_;
   q.slots_.assign(size_t{1} << cfg.log_blocks, Slot{0, 0});
   return q;
 }

@@ -169,10 +169,11 @@ struct SqConfig {
   std::byte* ring = nullptr;           // the send ring (CPU address), 64 << log_blocks bytes
   uint32_t log_blocks = 0;             // log2 of the ring size in basic blocks (1..16)
   volatile uint32_t* dbrec = nullptr;  // the QP doorbell record ([1] = send counter)
-  const platform::Bar* bar = nullptr;  // BAR0
-  uint64_t bf_offset = 0;              // BAR0 offset of the BlueFlame register (UAR + 0x800 + ...)
-  uint32_t bf_reg_size = 0;            // bytes (both halves); 0: doorbell only, one address
-  bool bf_copy = false;                // BlueFlame copies allowed (caps.bf)
+  const platform::Bar* bar =
+      nullptr;  // BAR0 (create() keeps a copy: a view of a mapping that outlives the queue)
+  uint64_t bf_offset = 0;    // BAR0 offset of the BlueFlame register (UAR + 0x800 + ...)
+  uint32_t bf_reg_size = 0;  // bytes (both halves); 0: doorbell only, one address
+  bool bf_copy = false;      // BlueFlame copies allowed (caps.bf)
   uint32_t qpn = 0;
   uint32_t st = 0;  // prm::qpc_st: RC, UC or UD
   uint32_t max_sge = 1;
@@ -214,6 +215,14 @@ class SendQueue {
   // defined in dp/sq_post.hpp, inlined into the caller.
   template <class A>
   kbv_status_t post(const A& a, const typename A::Wr* wrs, size_t n, size_t* bad_index);
+  // One request of the common shape (sq_post.hpp simple(): one SGE, SEND* /
+  // RDMA_WRITE* / RDMA_READ or short inline, RC or UC) with room: built and
+  // the doorbell rung, true. Anything else (another shape, a request the
+  // adapter's prepare() or the queue's checks refuse, a full ring): false
+  // with nothing written; post() then gives the request its status. Inline
+  // (dp/sq_post.hpp): the public kbv_post_send's straight line.
+  template <class A>
+  bool post_one(const A& a, const typename A::Wr& wr);
 
   // Requester completion of the WQE at wqe_counter: its wr_id; frees the
   // ring up to the end of that WQE. A counter outside the WQEs in flight (a
@@ -288,14 +297,22 @@ class SendQueue {
   }
 
   SqConfig cfg_;
+  // *cfg_.bar, copied (a plain view): the doorbell's address is one load
+  // from the queue, not two.
+  platform::Bar bar_;
   Kind kind_ = Kind::kRc;
-  uint32_t mask_ = 0;        // blocks - 1
-  size_t ring_mask_ = 0;     // ring bytes - 1
-  uint32_t pc_ = 0;          // producer counter (basic blocks)
-  uint32_t tail_ = 0;        // first basic block not yet completed
-  uint32_t bf_half_ = 0;     // bytes; 0: one doorbell address
-  uint32_t bf_cur_ = 0;      // 0 or bf_half_
-  uint8_t ce_all_ = 0;       // MLX5_WQE_CTRL_CQ_UPDATE when sig_all
+  uint32_t mask_ = 0;     // blocks - 1
+  size_t ring_mask_ = 0;  // ring bytes - 1
+  uint32_t pc_ = 0;       // producer counter (basic blocks)
+  uint32_t tail_ = 0;     // first basic block not yet completed
+  uint32_t bf_half_ = 0;  // bytes; 0: one doorbell address
+  uint32_t bf_cur_ = 0;   // 0 or bf_half_
+  uint8_t ce_all_ = 0;    // MLX5_WQE_CTRL_CQ_UPDATE when sig_all
+  // WrOpcode bits of the common shape post_one() builds: the opcodes the
+  // QP type allows without an atomic segment; 0 for UD (a datagram
+  // segment) and for max_sge 0.
+  uint8_t simple_ops_ = 0;
+  bool bf_one_ = false;      // a 64-byte WQE goes whole through the BlueFlame register
   std::vector<Slot> slots_;  // per basic block
 };
 

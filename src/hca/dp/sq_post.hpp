@@ -173,15 +173,14 @@ template <uint32_t St, class A>
   platform::mmio_wc_start();
   const uint64_t reg = cfg_.bf_offset + bf_cur_;
   const uint32_t bytes = (pc_ - first_pc) * 64;
-  if (n == 1 && cfg_.bf_copy && bytes <= bf_half_) {
+  if (n == 1 && (bytes == 64 ? bf_one_ : cfg_.bf_copy && bytes <= bf_half_)) {
     // BlueFlame: the whole WQE through the register (rdma-core mlx5_bf_copy).
-    for (uint32_t k = 0; k < bytes / 64; ++k)
-      cfg_.bar->bf_copy64(reg + 64 * k, unit(first_pc + k, 0));
+    for (uint32_t k = 0; k < bytes / 64; ++k) bar_.bf_copy64(reg + 64 * k, unit(first_pc + k, 0));
   } else {
     // The first 8 bytes of the last control segment (big-endian in memory):
     // opmod_idx_opcode, qpn_ds.
     const auto* c = reinterpret_cast<const uint32_t*>(unit(last_pc, 0));
-    cfg_.bar->write64_be(reg, uint64_t{be32toh(c[0])} << 32 | be32toh(c[1]));
+    bar_.write64_be(reg, uint64_t{be32toh(c[0])} << 32 | be32toh(c[1]));
   }
   // WC buffers out before anything later (rdma-core: mmio_flush_writes
   // before toggling the BlueFlame offset).
@@ -238,24 +237,76 @@ template <class A>
   slots_[pc & mask_] = Slot{A::wr_id(wr), pc + 1};
 }
 
+template <class A>
+[[gnu::always_inline]] inline bool SendQueue::post_one(const A& a, const typename A::Wr& wr) {
+  using sq_detail::kOps;
+  // simple<St>() with the QP type's part precomputed (simple_ops_: 0 for
+  // UD, so prepare() is never asked for an address handle here).
+  const uint32_t op = A::opcode(wr);
+  if (op >= sq_detail::kOpcodes || ((simple_ops_ >> op) & 1) == 0 || A::num_sge(wr) != 1)
+    return false;
+  const Ah* ah = nullptr;
+  if (a.template prepare<false>(wr, &ah) != KBV_SUCCESS) return false;
+  if (A::flags(wr) & send_flags::kInline) {
+    const Sge& sge = A::sg(wr)[0];
+    if (op == static_cast<uint32_t>(WrOpcode::kRdmaRead) || sge.length > cfg_.max_inline ||
+        (sge.length != 0 && sge.addr == 0) ||
+        1 + kOps[op].extra + wqe::inline_seg_units(sge.length) > 4)
+      return false;
+  }
+  const uint32_t pc = pc_;
+  if (pc - tail_ > mask_) return false;
+  // Everything the stores need, read first: the WQE is written through
+  // std::byte, which may alias any member, so a member read after a ring
+  // store would be loaded again.
+  std::byte* const w = cfg_.ring + (size_t{pc & mask_} << 6);
+  Slot* const slot = slots_.data() + (pc & mask_);
+  volatile uint32_t* const dbrec = cfg_.dbrec;
+  const platform::Bar bar = bar_;
+  const uint64_t reg = cfg_.bf_offset + bf_cur_;
+  const bool bf = bf_one_;
+  const uint32_t qpn = cfg_.qpn;
+  const uint8_t fm_ce_se = sq_detail::kFmCeSe[A::flags(wr) & 7] | ce_all_;
+  const uint32_t next = pc + 1;
+  pc_ = next;
+  bf_cur_ ^= bf_half_;
+  // The WQE: control [+ remote address] [+ data pointer | inline data].
+  const Sge& sge = A::sg(wr)[0];
+  uint32_t ds = 1;
+  if (kOps[op].extra != 0) wqe::set_raddr_seg(w + 16 * ds++, A::remote_addr(wr), A::rkey(wr));
+  if (sge.length != 0) {
+    if (A::flags(wr) & send_flags::kInline) {
+      wqe::set_inline_data_seg(w + 16 * ds, &sge, 1, sge.length);
+      ds += wqe::inline_seg_units(sge.length);
+    } else {
+      wqe::set_data_ptr_seg(w + 16 * ds++, sge.addr, sge.length, sge.lkey);
+    }
+  }
+  const uint64_t ctrl0 =
+      wqe::set_ctrl_seg(w, pc, kOps[op].mlx5, qpn, ds, fm_ce_se, kOps[op].imm ? A::imm(wr) : 0);
+  *slot = Slot{A::wr_id(wr), next};
+  // The doorbell (ring_doorbell for one 64-byte WQE).
+  platform::udma_to_device_barrier();
+  dbrec[1] = htobe32(next & 0xFFFF);
+  platform::mmio_wc_start();
+  if (bf)
+    bar.bf_copy64(reg, w);
+  else
+    bar.write64_be(reg, be64toh(ctrl0));  // opmod_idx_opcode, qpn_ds
+  platform::mmio_flush_writes();
+  return true;
+}
+
 template <uint32_t St, class A>
 [[gnu::always_inline]] inline kbv_status_t SendQueue::post_wrs(const A& a,
                                                                const typename A::Wr* wrs, size_t n,
                                                                size_t* bad_index) {
-  if (n == 1) [[likely]] {
+  if constexpr (St != prm::qpc_st::kUd) {
     // One request of the common shape with room (the usual post): no loop,
     // so few live registers. Anything else takes the loop below, which
     // repeats prepare() (pure checks for non-UD requests).
-    const typename A::Wr& wr = wrs[0];
-    const Ah* ah = nullptr;
-    if (a.template prepare<St == prm::qpc_st::kUd>(wr, &ah) == KBV_SUCCESS && simple<St, A>(wr) &&
-        pc_ - tail_ <= mask_) [[likely]] {
-      const uint32_t pc = pc_;
-      build_simple<A>(wr);
-      pc_ = pc + 1;
-      ring_doorbell(pc, 1, pc);
+    if (n == 1 && post_one(a, wrs[0])) [[likely]]
       return KBV_SUCCESS;
-    }
   }
   const uint32_t first = pc_;
   uint32_t last = pc_;

@@ -50,21 +50,23 @@ static_assert(MLX5_INVALID_LKEY == 0x100, "mlx5dv.h terminating lkey");
 // Stored as two 8-byte words assembled in registers (a struct filled field
 // by field went through the stack with narrow stores and a wide reload,
 // which stalls store forwarding on x86-64; both supported architectures are
-// little-endian, so byte 11 is bits 31:24 of the second word).
+// little-endian, so byte 11 is bits 31:24 of the second word). Returns the
+// first word as stored (the 8-byte doorbell's value, big-endian in memory).
 static_assert(offsetof(mlx5_wqe_ctrl_seg, opmod_idx_opcode) == 0);
 static_assert(offsetof(mlx5_wqe_ctrl_seg, qpn_ds) == 4);
 static_assert(offsetof(mlx5_wqe_ctrl_seg, signature) == 8);
 static_assert(offsetof(mlx5_wqe_ctrl_seg, fm_ce_se) == 11);
 static_assert(offsetof(mlx5_wqe_ctrl_seg, imm) == 12);
 static_assert(__BYTE_ORDER == __LITTLE_ENDIAN, "kbv supports little-endian x86-64 and aarch64");
-[[gnu::always_inline]] inline void set_ctrl_seg(void* seg, uint32_t wqe_index, uint8_t opcode,
-                                                uint32_t qpn, uint32_t ds, uint8_t fm_ce_se,
-                                                uint32_t imm) {
+[[gnu::always_inline]] inline uint64_t set_ctrl_seg(void* seg, uint32_t wqe_index, uint8_t opcode,
+                                                    uint32_t qpn, uint32_t ds, uint8_t fm_ce_se,
+                                                    uint32_t imm) {
   const uint64_t w0 = uint64_t{htobe32((wqe_index & 0xFFFF) << 8 | opcode)} |
                       uint64_t{htobe32(qpn << 8 | ds)} << 32;
   const uint64_t w1 = uint64_t{fm_ce_se} << 24 | uint64_t{htobe32(imm)} << 32;
   std::memcpy(seg, &w0, 8);
   std::memcpy(static_cast<unsigned char*>(seg) + 8, &w1, 8);
+  return w0;
 }
 
 // Remote address segment of RDMA WRITE/READ and atomics (mlx5dv.h struct
