@@ -336,6 +336,23 @@ TEST_F(Wv, OpenDeviceResolvesAGuidTheProviderDoesNotHold) {
   prov_ = nullptr;
 }
 
+TEST_F(Wv, WvGetObjectGivesAProviderOverTheListedDevices) {
+  ::setenv("KBV_SIM_DEVICES", (a_.model->name() + "," + b_.model->name()).c_str(), 1);
+  void* p = nullptr;
+  const HRESULT hr = WvGetObject(IID_IWVProvider, &p);
+  ::unsetenv("KBV_SIM_DEVICES");
+  ASSERT_EQ(hr, WV_SUCCESS);
+  prov_ = static_cast<IWVProvider*>(p);
+  NET64 guids[3] = {};
+  SIZE_T size = sizeof guids;
+  ASSERT_EQ(prov_->QueryDeviceList(guids, &size), WV_SUCCESS);
+  ASSERT_EQ(size, 2 * sizeof(NET64));
+  EXPECT_EQ(prov_->GetFileHandle(), nullptr);
+  WV_DEVICE_ATTRIBUTES da{};
+  ASSERT_EQ(prov_->QueryDevice(guids[1], &da), WV_SUCCESS);
+  EXPECT_EQ(da.NodeGuid, guids[1]);
+}
+
 TEST_F(Wv, RcPingPongRdmaAndAFailedRequestOfAList) {
   ASSERT_NO_FATAL_FAILURE(open());
   ASSERT_NO_FATAL_FAILURE(make_rc(a_));
