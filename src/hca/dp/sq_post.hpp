@@ -256,20 +256,15 @@ template <class A>
   }
   const uint32_t pc = pc_;
   if (pc - tail_ > mask_) return false;
-  // Everything the stores need, read first: the WQE is written through
-  // std::byte, which may alias any member, so a member read after a ring
-  // store would be loaded again.
+  // The WQE is written through std::byte, which may alias any member: what
+  // the WQE needs is read first; the doorbell's members are read after it
+  // (a load each, no spill), and nothing is recomputed from pc_.
   std::byte* const w = cfg_.ring + (size_t{pc & mask_} << 6);
   Slot* const slot = slots_.data() + (pc & mask_);
-  volatile uint32_t* const dbrec = cfg_.dbrec;
-  const platform::Bar bar = bar_;
-  const uint64_t reg = cfg_.bf_offset + bf_cur_;
-  const bool bf = bf_one_;
   const uint32_t qpn = cfg_.qpn;
   const uint8_t fm_ce_se = sq_detail::kFmCeSe[A::flags(wr) & 7] | ce_all_;
   const uint32_t next = pc + 1;
   pc_ = next;
-  bf_cur_ ^= bf_half_;
   // The WQE: control [+ remote address] [+ data pointer | inline data].
   const Sge& sge = A::sg(wr)[0];
   uint32_t ds = 1;
@@ -287,13 +282,15 @@ template <class A>
   *slot = Slot{A::wr_id(wr), next};
   // The doorbell (ring_doorbell for one 64-byte WQE).
   platform::udma_to_device_barrier();
-  dbrec[1] = htobe32(next & 0xFFFF);
+  cfg_.dbrec[1] = htobe32(next & 0xFFFF);
   platform::mmio_wc_start();
-  if (bf)
-    bar.bf_copy64(reg, w);
+  const uint64_t reg = cfg_.bf_offset + bf_cur_;
+  if (bf_one_)
+    bar_.bf_copy64(reg, w);
   else
-    bar.write64_be(reg, be64toh(ctrl0));  // opmod_idx_opcode, qpn_ds
+    bar_.write64_be(reg, be64toh(ctrl0));  // opmod_idx_opcode, qpn_ds
   platform::mmio_flush_writes();
+  bf_cur_ ^= bf_half_;
   return true;
 }
 
