@@ -82,6 +82,27 @@ Status IommuMap::unmap(uint64_t iova, uint64_t size, uint64_t* unmapped) {
   return Status::ok();
 }
 
+Status IommuMap::unmap_v1(uint64_t iova, uint64_t size, uint64_t* unmapped,
+                          std::vector<DmaMapping>* removed) {
+  if (unmapped) *unmapped = 0;
+  constexpr uint64_t mask = kPageSize - 1;
+  if (size == 0 || (iova & mask) || (size & mask)) return KBV_ERR_INVALID_ARGUMENT;
+  const uint64_t last = iova + size - 1;
+  if (last < iova) return KBV_ERR_INVALID_ARGUMENT;
+  std::unique_lock lk(mu_);
+  // vfio_dma_do_unmap, !iommu->v2: whole mappings from their first IOVA; a
+  // mapping that begins before `iova` is not touched.
+  uint64_t total = 0;
+  for (auto i = maps_.lower_bound(iova); i != maps_.end() && i->first <= last;) {
+    total += i->second.size;
+    if (removed) removed->push_back(i->second);
+    i = maps_.erase(i);
+  }
+  if (unmapped) *unmapped = total;
+  log::debug(kLog, "unmap (v1) iova {:#x} size {:#x}: {:#x} bytes", iova, size, total);
+  return Status::ok();
+}
+
 template <class Fn>
 bool IommuMap::walk(uint64_t iova, uint64_t len, uint32_t perm, Fn&& fn) const {
   if (len == 0) return true;

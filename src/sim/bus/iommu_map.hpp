@@ -14,6 +14,11 @@
 //   * unmap (v2): removes every mapping that lies inside [iova, iova+size);
 //     a request that would split a mapping is refused (Linux: EINVAL); an
 //     empty range unmaps nothing and succeeds with 0 bytes.
+//   * unmap_v1 (a VFIO_TYPE1_IOMMU container, as DPDK's EAL sets up): the
+//     v1 compatibility of vfio_dma_do_unmap — a request covering the first
+//     IOVA of a mapping removes the whole mapping (even past the range's
+//     end), one that starts inside a mapping leaves that mapping and
+//     reports 0 bytes for it; never EINVAL for bisection.
 //   * DMA: a read/write/translate that touches an unmapped byte or lacks the
 //     permission is a fault: counted, logged (iova, length, direction) and
 //     returned as KBV_ERR_IOMMU_FAULT; nothing is transferred.
@@ -65,6 +70,9 @@ class IommuMap final : public Iommu {
   // Iommu
   Status map(uint64_t iova, void* vaddr, uint64_t size, uint32_t perm) override;
   Status unmap(uint64_t iova, uint64_t size, uint64_t* unmapped) override;
+  // v1 semantics (above); `removed` receives the mappings taken out.
+  Status unmap_v1(uint64_t iova, uint64_t size, uint64_t* unmapped,
+                  std::vector<DmaMapping>* removed);
   Status dma_read(uint64_t iova, std::span<std::byte> dst) override;
   Status dma_write(uint64_t iova, std::span<const std::byte> src) override;
   std::byte* translate(uint64_t iova, uint64_t len, uint32_t perm) override;

@@ -418,6 +418,7 @@ void Kernel::detach_group(Model& m) {
     // container.c __vfio_group_unset_container: the last group out releases
     // the IOMMU driver and with it every mapping.
     c->iommu_set = false;
+    c->v2 = true;
     c->maps.clear();
   }
 }
@@ -448,12 +449,16 @@ int Kernel::container_ioctl(Fd& f, unsigned long req, void* arg) {
   const auto value = reinterpret_cast<uintptr_t>(arg);  // these pass the value itself
   switch (req) {
     case VFIO_GET_API_VERSION: return VFIO_API_VERSION;
-    case VFIO_CHECK_EXTENSION: return value == VFIO_TYPE1v2_IOMMU ? 1 : 0;
+    // vfio_iommu_type1_check_extension: the type1 driver offers both.
+    case VFIO_CHECK_EXTENSION:
+      return value == VFIO_TYPE1_IOMMU || value == VFIO_TYPE1v2_IOMMU ? 1 : 0;
     case VFIO_SET_IOMMU:
       // container.c vfio_ioctl_set_iommu: needs a group, only once.
       if (c.groups.empty() || c.iommu_set) return -EINVAL;
-      if (value != VFIO_TYPE1v2_IOMMU) return -ENODEV;  // no driver offers it
+      if (value != VFIO_TYPE1_IOMMU && value != VFIO_TYPE1v2_IOMMU)
+        return -ENODEV;  // no driver offers it
       c.iommu_set = true;
+      c.v2 = value == VFIO_TYPE1v2_IOMMU;  // vfio_iommu_type1_open: iommu->v2
       return 0;
     default:
       // Everything else goes to the IOMMU driver; none yet: ENOTTY.
@@ -464,7 +469,10 @@ int Kernel::container_ioctl(Fd& f, unsigned long req, void* arg) {
 
 int Kernel::iommu_ioctl(Container& c, unsigned long req, void* arg) {
   switch (req) {
-    case VFIO_CHECK_EXTENSION: return reinterpret_cast<uintptr_t>(arg) == VFIO_TYPE1v2_IOMMU;
+    case VFIO_CHECK_EXTENSION: {
+      const auto ext = reinterpret_cast<uintptr_t>(arg);
+      return ext == VFIO_TYPE1_IOMMU || ext == VFIO_TYPE1v2_IOMMU;
+    }
     case VFIO_IOMMU_GET_INFO: {
       if (!arg) return -EFAULT;
       vfio_iommu_type1_info info{};
@@ -552,6 +560,14 @@ int Kernel::iommu_ioctl(Container& c, unsigned long req, void* arg) {
         for (const DmaMapping& d : c.maps.mappings()) done += d.size;
         c.maps.clear();
         for (Model* m : c.groups) m->dev->dma_map().clear();
+      } else if (!c.v2) {
+        std::vector<DmaMapping> removed;
+        Status s = c.maps.unmap_v1(unmap.iova, unmap.size, &done, &removed);
+        if (!s) return -errno_of(s);
+        uint64_t ignored = 0;
+        for (Model* m : c.groups)
+          for (const DmaMapping& d : removed)
+            (void)m->dev->dma_map().unmap(d.iova, d.size, &ignored);
       } else {
         Status s = c.maps.unmap(unmap.iova, unmap.size, &done);
         if (!s) return -errno_of(s);

@@ -20,14 +20,19 @@
 //          ../../../devices/pcifffe:00/<bdf>; the same under
 //          /sys/devices/pcifffe:00/<bdf>; /sys/kernel/iommu_groups/<n>/devices/
 //          <bdf>; list_dir of /sys/bus/pci/devices, /sys/kernel/iommu_groups
-//          and /dev/vfio merges the model entries into the real listing.
+//          and /dev/vfio merges the model entries into the real listing;
+//          while a function is bound to vfio-pci, /sys/module/{vfio,
+//          vfio_iommu_type1,vfio_pci} (merged into /sys/module's listing)
+//          and /sys/module/vfio/parameters/enable_unsafe_noiommu_mode ("N").
 //   /dev/vfio/vfio   a new container per open: VFIO_GET_API_VERSION,
-//          VFIO_CHECK_EXTENSION (1 for VFIO_TYPE1v2_IOMMU, 0 otherwise),
-//          VFIO_SET_IOMMU (TYPE1v2 only, ENODEV otherwise; EINVAL without a
-//          group or when already set), then VFIO_IOMMU_GET_INFO (page sizes
-//          4K|2M|1G, capability chain IOVA_RANGE + DMA_AVAIL with argsz
-//          negotiation), VFIO_IOMMU_MAP_DMA / UNMAP_DMA (type1 v2 rules,
-//          iommu_map.hpp; ENOTTY before SET_IOMMU).
+//          VFIO_CHECK_EXTENSION (1 for VFIO_TYPE1_IOMMU and
+//          VFIO_TYPE1v2_IOMMU, 0 otherwise), VFIO_SET_IOMMU (TYPE1 or
+//          TYPE1v2, ENODEV otherwise; EINVAL without a group or when already
+//          set), then VFIO_IOMMU_GET_INFO (page sizes 4K|2M|1G, capability
+//          chain IOVA_RANGE + DMA_AVAIL with argsz negotiation),
+//          VFIO_IOMMU_MAP_DMA / UNMAP_DMA (type1 rules, iommu_map.hpp: v2's
+//          exact unmaps, or v1's whole-mapping unmaps for a TYPE1 container,
+//          which DPDK's EAL asks for; ENOTTY before SET_IOMMU).
 //   /dev/vfio/<n>    the group (EBUSY when already open): GET_STATUS
 //          (VIABLE | CONTAINER_SET), SET_CONTAINER (EBADF/EINVAL/EFAULT),
 //          UNSET_CONTAINER (EINVAL when unset, EBUSY while device fds are
@@ -211,6 +216,8 @@ class Kernel final : public platform::Sys {
   ssize_t pagemap_read(void* buf, size_t count, off_t offset);
   void uio_attach(Model& m, bool on);
   bool any_uio() const;
+  // A function is bound to vfio-pci: /sys/module/vfio* exist (vfio_sysfs.cpp).
+  bool vfio_modules_loaded() const;
   void* huge_mmap(size_t length);               // MAP_FAILED + errno when the pool is short
   bool huge_munmap(void* addr, size_t length);  // false: not a pool mapping
   Model* model_by_cdev(const std::string& path) const;

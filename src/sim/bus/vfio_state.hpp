@@ -20,6 +20,7 @@ namespace kbv::sim {
 // its descriptor and by each attached group, like Linux's vfio_container.
 struct Kernel::Container {
   bool iommu_set = false;  // VFIO_SET_IOMMU done
+  bool v2 = true;          // VFIO_TYPE1v2_IOMMU (false: VFIO_TYPE1_IOMMU's v1 unmaps)
   IommuMap maps;           // the container's DMA mappings (bookkeeping)
   std::vector<Model*> groups;
 };

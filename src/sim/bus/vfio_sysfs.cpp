@@ -84,6 +84,41 @@ bool split_dev_path(const std::string& p, DevPath& out) {
 }
 }  // namespace
 
+// /sys/module/<name> of the modules a vfio-pci function needs (Linux:
+// kernel/params.c and module.c build one directory per loaded or built-in
+// module; DPDK's rte_eal_check_module("vfio") stats it before it touches
+// /dev/vfio), present while a model function is bound to vfio-pci.
+// vfio's bool parameter enable_unsafe_noiommu_mode (drivers/vfio/vfio_main.c,
+// module_param_named(..., S_IRUGO | S_IWUSR)) reads "N\n" (param_get_bool):
+// the model's VFIO has an IOMMU.
+namespace {
+constexpr const char* kVfioModules[] = {"vfio", "vfio_iommu_type1", "vfio_pci"};
+constexpr std::string_view kModuleRoot = "/sys/module/";
+constexpr std::string_view kNoiommuParam = "parameters/enable_unsafe_noiommu_mode";
+enum class ModuleEntry { kNone, kDir, kFile };
+// What a path under /sys/module/ is, for the modules above.
+ModuleEntry module_entry(const std::string& p) {
+  if (!starts_with(p, kModuleRoot)) return ModuleEntry::kNone;
+  const std::string tail = p.substr(kModuleRoot.size());
+  const auto slash = tail.find('/');
+  const std::string name = tail.substr(0, slash);
+  const std::string rest = slash == std::string::npos ? "" : tail.substr(slash + 1);
+  if (std::none_of(std::begin(kVfioModules), std::end(kVfioModules),
+                   [&](const char* m) { return name == m; }))
+    return ModuleEntry::kNone;
+  if (rest.empty()) return ModuleEntry::kDir;
+  if (name != "vfio") return ModuleEntry::kNone;
+  if (rest == "parameters") return ModuleEntry::kDir;
+  return rest == kNoiommuParam ? ModuleEntry::kFile : ModuleEntry::kNone;
+}
+}  // namespace
+
+bool Kernel::vfio_modules_loaded() const {
+  for (auto& [n, m] : models_)
+    if (m->driver == "vfio-pci") return true;
+  return false;
+}
+
 bool Kernel::owns_path(const char* path) const {
   if (!path) return false;
   const std::string p = normalize(path);
@@ -101,6 +136,8 @@ bool Kernel::owns_path(const char* path) const {
     return !models_.empty();  // merged listings
   if (p == bus_dir()) return true;
   if (p == "/proc/self/pagemap") return any_uio();
+  if (p == "/sys/module" || module_entry(p) != ModuleEntry::kNone)
+    return vfio_modules_loaded();  // /sys/module: merged listing
   DevPath dp;
   if (split_dev_path(p, dp)) return model_by_bdf(dp.bdf) != nullptr;
   constexpr std::string_view kGroups = "/sys/kernel/iommu_groups/";
@@ -117,6 +154,18 @@ int Kernel::sysfs_open(const std::string& path, int flags, bool& handled) {
   const std::string p = normalize(path.c_str());
   DevPath dp;
   handled = false;
+  if (const ModuleEntry me = module_entry(p); me != ModuleEntry::kNone && vfio_modules_loaded()) {
+    handled = true;
+    if (me == ModuleEntry::kDir) {
+      errno = EISDIR;
+      return -1;
+    }
+    if ((flags & O_ACCMODE) != O_RDONLY) {  // root may write it on Linux; not modelled
+      errno = EACCES;
+      return -1;
+    }
+    return content_fd("N\n", 2);
+  }
   if (!split_dev_path(p, dp)) return -1;
   Model* m = model_by_bdf(dp.bdf);
   if (!m) return -1;
@@ -245,6 +294,17 @@ int Kernel::sysfs_list(const std::string& p, std::vector<std::string>& names, bo
     if (vfio_group(m->group)) vfio_groups.push_back(std::to_string(m->group));
   }
   if (p == "/sys/bus/pci/devices") return merged("/sys/bus/pci/devices", bdfs);
+  if (vfio_modules_loaded()) {
+    if (p == "/sys/module")
+      return merged("/sys/module", {std::begin(kVfioModules), std::end(kVfioModules)});
+    if (const ModuleEntry me = module_entry(p); me != ModuleEntry::kNone) {
+      if (me == ModuleEntry::kFile) return -ENOTDIR;
+      names.clear();
+      if (p == "/sys/module/vfio") names = {"parameters"};
+      if (p == "/sys/module/vfio/parameters") names = {std::string(kNoiommuParam.substr(11))};
+      return 0;
+    }
+  }
   if (p == "/sys/kernel/iommu_groups") return merged("/sys/kernel/iommu_groups", groups);
   if (p == "/dev/vfio") {
     vfio_groups.push_back("vfio");
@@ -329,8 +389,11 @@ int Kernel::stat_path(const char* path, struct ::stat* st, bool follow) {
           vfio_group(std::stoi(n)))
         kind = kChr;
     } else if (p == "/dev/vfio" || p == "/sys/bus/pci/devices" || p == "/sys/kernel/iommu_groups" ||
-               p == bus_dir()) {
+               p == bus_dir() || (p == "/sys/module" && vfio_modules_loaded())) {
       kind = kDir;
+    } else if (const ModuleEntry me = module_entry(p);
+               me != ModuleEntry::kNone && vfio_modules_loaded()) {
+      kind = me == ModuleEntry::kDir ? kDir : kFile;
     } else if (split_dev_path(p, dp) && model_by_bdf(dp.bdf)) {
       if (dp.rest.empty())
         kind = dp.via_link ? link_or_dir() : kDir;

@@ -67,20 +67,21 @@ TEST_F(VfioTest, ContainerApiAndExtensions) {
   ASSERT_GE(c, 0);
   EXPECT_EQ(k.ioctl(c, VFIO_GET_API_VERSION, nullptr), VFIO_API_VERSION);
   EXPECT_EQ(k.ioctl(c, VFIO_CHECK_EXTENSION, reinterpret_cast<void*>(VFIO_TYPE1v2_IOMMU)), 1);
-  EXPECT_EQ(k.ioctl(c, VFIO_CHECK_EXTENSION, reinterpret_cast<void*>(VFIO_TYPE1_IOMMU)), 0);
+  // The type1 driver offers v1 too (DPDK's EAL sets it).
+  EXPECT_EQ(k.ioctl(c, VFIO_CHECK_EXTENSION, reinterpret_cast<void*>(VFIO_TYPE1_IOMMU)), 1);
   EXPECT_EQ(k.ioctl(c, VFIO_CHECK_EXTENSION, reinterpret_cast<void*>(VFIO_NOIOMMU_IOMMU)), 0);
   EXPECT_EQ(err([&] { return k.ioctl(c, VFIO_GROUP_GET_STATUS, nullptr); }), ENOTTY);
   EXPECT_EQ(err([&] { return k.ioctl(c, VFIO_DEVICE_RESET, nullptr); }), ENOTTY);
   EXPECT_EQ(k.close(c), 0);
 }
 
-TEST_F(VfioTest, SetIommuNeedsGroupAndType1v2) {
+TEST_F(VfioTest, SetIommuNeedsGroupAndType1) {
   const int c = open_container();
   EXPECT_EQ(err([&] { return set_iommu(c); }), EINVAL);  // no group yet
   const int g = open_group();
   ASSERT_EQ(set_container(g, c), 0);
-  EXPECT_EQ(err([&] { return set_iommu(c, VFIO_TYPE1_IOMMU); }), ENODEV);
   EXPECT_EQ(err([&] { return set_iommu(c, VFIO_SPAPR_TCE_IOMMU); }), ENODEV);
+  EXPECT_EQ(err([&] { return set_iommu(c, VFIO_NOIOMMU_IOMMU); }), ENODEV);
   EXPECT_EQ(set_iommu(c), 0);
   EXPECT_EQ(err([&] { return set_iommu(c); }), EINVAL);  // already set
   k.close(g);
@@ -309,6 +310,42 @@ TEST_F(VfioTest, MapDmaChecksPagePermissions) {
   ASSERT_EQ(::mprotect(mem + 4096, 4096, PROT_READ | PROT_WRITE), 0);
   EXPECT_EQ(map_at(4096, 4096, kRW, 0x30000), 0);  // writable again
   ::munmap(mem, 3 * 4096);
+}
+
+// A VFIO_TYPE1_IOMMU (v1) container, as DPDK's EAL sets one up: an unmap
+// covering a mapping's first IOVA removes all of it, one starting inside a
+// mapping succeeds with 0 bytes (vfio_dma_do_unmap's v1 compatibility).
+TEST_F(VfioTest, Type1v1UnmapsWholeMappings) {
+  container = open_container();
+  group = open_group();
+  ASSERT_EQ(set_container(group, container), 0);
+  ASSERT_EQ(set_iommu(container, VFIO_TYPE1_IOMMU), 0);
+  PciDevice* dev = k.device("a");
+  void* mem = ::mmap(nullptr, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  std::memset(mem, 0, 4 * 4096);
+  vfio_iommu_type1_dma_map map{};
+  map.argsz = sizeof map;
+  map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+  map.vaddr = reinterpret_cast<uintptr_t>(mem);
+  map.iova = 0x400000;
+  map.size = 4 * 4096;
+  ASSERT_EQ(k.ioctl(container, VFIO_IOMMU_MAP_DMA, &map), 0);
+  vfio_iommu_type1_dma_unmap unmap{};
+  unmap.argsz = sizeof unmap;
+  unmap.iova = 0x401000;  // inside: nothing unmapped, no error (v2: EINVAL)
+  unmap.size = 4096;
+  ASSERT_EQ(k.ioctl(container, VFIO_IOMMU_UNMAP_DMA, &unmap), 0);
+  EXPECT_EQ(unmap.size, 0u);
+  EXPECT_NE(dev->dma_map().translate(0x401000, 8, Iommu::kRead), nullptr);
+  unmap.iova = 0x400000;  // the first page only: the whole mapping goes
+  unmap.size = 4096;
+  ASSERT_EQ(k.ioctl(container, VFIO_IOMMU_UNMAP_DMA, &unmap), 0);
+  EXPECT_EQ(unmap.size, 4u * 4096);
+  EXPECT_EQ(dev->dma_map().translate(0x403000, 8, Iommu::kRead), nullptr);
+  k.close(group);
+  k.close(container);
+  ::munmap(mem, 4 * 4096);
 }
 
 TEST_F(VfioTest, UnmapAllAndLateGroupGetsMappings) {

@@ -111,6 +111,39 @@ TEST_F(VfioTest, OwnsPath) {
   EXPECT_FALSE(k.owns_path("/sys/bus/pci/devices/0000:00:00.0/vendor"));
   EXPECT_TRUE(k.owns_path("/sys/bus/pci/devices"));
   EXPECT_FALSE(k.owns_path("/etc/passwd"));
+  EXPECT_TRUE(k.owns_path("/sys/module/vfio"));
+  EXPECT_TRUE(k.owns_path("/sys/module/vfio_pci"));
+  EXPECT_FALSE(k.owns_path("/sys/module/vfio_pci/parameters"));
+  EXPECT_FALSE(k.owns_path("/sys/module/kvm"));
+}
+
+// The vfio modules' sysfs directories (DPDK's rte_eal_check_module stats
+// /sys/module/vfio) while a function is bound to vfio-pci, and vfio's
+// noiommu parameter ("N": the model has an IOMMU).
+TEST_F(VfioTest, SysfsModules) {
+  struct ::stat st;
+  ASSERT_EQ(k.stat_path("/sys/module/vfio", &st, true), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  ASSERT_EQ(k.stat_path("/sys/module/vfio_iommu_type1", &st, true), 0);
+  const char* param = "/sys/module/vfio/parameters/enable_unsafe_noiommu_mode";
+  ASSERT_EQ(k.stat_path(param, &st, true), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  const int fd = k.open(param, O_RDONLY);
+  ASSERT_GE(fd, 0);
+  char c[4] = {};
+  EXPECT_EQ(k.read(fd, c, sizeof c), 2);
+  EXPECT_STREQ(c, "N\n");
+  k.close(fd);
+  EXPECT_EQ(err([&] { return k.open(param, O_WRONLY); }), EACCES);
+  std::vector<std::string> names;
+  ASSERT_EQ(k.list_dir("/sys/module", names), 0);
+  EXPECT_NE(std::find(names.begin(), names.end(), "vfio_pci"), names.end());
+  ASSERT_EQ(k.list_dir("/sys/module/vfio/parameters", names), 0);
+  EXPECT_EQ(names, std::vector<std::string>{"enable_unsafe_noiommu_mode"});
+  // No function on vfio-pci: no vfio modules.
+  ASSERT_TRUE(k.bind_driver("a", "").is_ok());
+  EXPECT_FALSE(k.owns_path("/sys/module/vfio"));
+  EXPECT_EQ(err([&] { return k.stat_path("/sys/module/vfio", &st, true); }), ENOENT);
 }
 
 }  // namespace
