@@ -15,7 +15,7 @@ MESON_OPTS ?= -Dwerror=true
 # Debian packages kbv builds with (see README "Dependencies").
 DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-format \
             libibverbs-dev libnuma-dev libgtest-dev libgmock-dev libbenchmark-dev \
-            libcli11-dev libfmt-dev nlohmann-json3-dev gnuplot-nox libpcap-dev libisal-dev tshark ibverbs-utils \
+            libcli11-dev libfmt-dev nlohmann-json3-dev libdpdk-dev gnuplot-nox libpcap-dev libisal-dev tshark ibverbs-utils \
             perftest cmake help2man groff-base \
             ucx-utils libucx0 openmpi-bin libopenmpi-dev libibverbs1 ibverbs-providers python3
 

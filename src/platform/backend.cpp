@@ -13,6 +13,7 @@ const char* backend_name(BackendKind k) {
     case BackendKind::kVfioType1: return "type1";
     case BackendKind::kIommufd: return "iommufd";
     case BackendKind::kUio: return "uio";
+    case BackendKind::kDpdk: return "dpdk";
   }
   return "?";
 }

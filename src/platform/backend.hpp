@@ -10,9 +10,10 @@
 //   VFIO type1         VfioDevice   /dev/vfio/vfio container + group       vfio: (auto)
 //   VFIO iommufd       VfioDevice   /dev/iommu + /dev/vfio/devices/vfioN   iommufd:, vfio: (auto)
 //   UIO (no IOMMU)     UioDevice    sysfs config/resource0 + pagemap       uio:
+//   DPDK environment   DpdkDevice   DPDK's PCI bus, memzones, VFIO cont.   dpdk:
 //
-// (vfio.hpp, vfio_iommufd.cpp, uio.hpp; the README table says what each
-// needs from the machine.)
+// (vfio.hpp, vfio_iommufd.cpp, uio.hpp, dpdk.hpp (libkbv-dpdk.so); the
+// README table says what each needs from the machine.)
 //
 // Config space helpers are shared: config_read16/config_write16 are
 // little-endian (PCI config space is LE) over the backend's config_read /
@@ -40,8 +41,10 @@
 
 namespace kbv::platform {
 
+class HostMemory;  // dma.hpp
+
 // BackendKind (transport.hpp): which kernel interface a URI asks for.
-// "type1", "iommufd", "uio", "vfio" (kVfio), "auto" (kAuto).
+// "type1", "iommufd", "uio", "dpdk", "vfio" (kVfio), "auto" (kAuto).
 const char* backend_name(BackendKind k);
 
 class PciBackend : public DmaMapper {
@@ -77,6 +80,11 @@ class PciBackend : public DmaMapper {
 
   // Function-level reset.
   virtual Status reset() = 0;
+
+  // Where DMA memory must come from when the backend decides it (DPDK: its
+  // memzones); nullptr: DeviceHandle's choice (device.hpp). Lives as long
+  // as the backend.
+  virtual HostMemory* host_memory() { return nullptr; }
 
  private:
   Status set_command_bits(uint16_t bits, bool on);

@@ -43,7 +43,11 @@ Result<std::unique_ptr<DeviceHandle>> DeviceHandle::open(Sys& sys, std::string_v
     kind = info && info->driver == "uio_pci_generic" ? BackendKind::kUio : BackendKind::kVfio;
   }
   std::unique_ptr<DeviceHandle> h(new DeviceHandle());
-  if (kind == BackendKind::kUio) {
+  if (opts.open_backend) {
+    Result<std::unique_ptr<PciBackend>> b = opts.open_backend(bdf);
+    if (!b) return b.status();
+    h->backend_ = std::move(*b);
+  } else if (kind == BackendKind::kUio) {
     Result<std::unique_ptr<UioDevice>> uio = UioDevice::open(sys, bdf);
     if (!uio) return uio.status();
     h->backend_ = std::move(*uio);
@@ -56,6 +60,7 @@ Result<std::unique_ptr<DeviceHandle>> DeviceHandle::open(Sys& sys, std::string_v
   dopts.numa_node = h->backend_->pci().numa_node;
   dopts.allow_huge_pages = opts.allow_huge_pages;
   dopts.host = opts.host;
+  if (!dopts.host) dopts.host = h->backend_->host_memory();
   if (!dopts.host && h->backend_->addresses_are_physical()) {
     // Huge pages through the seam: the model's kernel answers from its pool.
     h->own_host_ = sys_host_memory(sys);

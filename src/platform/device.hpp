@@ -12,7 +12,8 @@
 // scheme when bdf carries one; kAuto follows the function's driver
 // (vfio-pci -> kVfio: iommufd when /dev/iommu and its vfio-dev cdev exist,
 // else type1; uio_pci_generic -> kUio). VfioDevice::open / UioDevice::open
-// (see vfio.hpp and uio.hpp for every step and error), then
+// (see vfio.hpp and uio.hpp for every step and error), or
+// opts.open_backend (DpdkDevice, dpdk.hpp), then
 // DmaContext::create over the backend with numa_node from sysfs. Nothing is
 // enabled on the device: the driver enables bus mastering and MSI-X when
 // its bring-up reaches that step.
@@ -39,6 +40,10 @@ struct DeviceOptions {
   bool allow_huge_pages = true;
   HostMemory* host = nullptr;  // nullptr: default_host_memory() (UIO: sys_host_memory(sys))
   BackendKind backend = BackendKind::kAuto;
+  // A transport's own backend (TransportTarget::open_backend, dpdk:): used
+  // instead of a kernel interface; its host_memory(), when it has one,
+  // supplies the DMA memory.
+  BackendOpener open_backend = nullptr;
 };
 
 class DeviceHandle {

@@ -16,6 +16,9 @@
 #ifndef KBV_SIM_SONAME
 #error "KBV_SIM_SONAME (the model library's soname) comes from src/platform/meson.build"
 #endif
+#ifndef KBV_DPDK_SONAME
+#error "KBV_DPDK_SONAME (the DPDK backend's soname) comes from src/platform/meson.build"
+#endif
 
 namespace kbv::platform {
 namespace {
@@ -45,9 +48,13 @@ struct Loadable {
   const char* scheme;
   const char* soname;  // dlopen'ed beside this library, then by soname
   const char* env;     // names the file instead (only it is tried)
+  bool listed;         // loaded by all_transports() to list its devices
 };
 constexpr Loadable kLoadable[] = {
-    {"sim", KBV_SIM_SONAME, "KBV_SIM_LIBRARY"},
+    {"sim", KBV_SIM_SONAME, "KBV_SIM_LIBRARY", true},
+    // DPDK's libraries are not brought into every program that lists
+    // devices: only a dpdk: URI loads it (a DPDK application links it).
+    {"dpdk", KBV_DPDK_SONAME, "KBV_DPDK_LIBRARY", false},
 };
 
 const Loadable* loadable(std::string_view scheme) {
@@ -178,7 +185,7 @@ Result<const Transport*> find_transport(std::string_view scheme) {
 
 std::vector<const Transport*> all_transports() {
   for (const Loadable& l : kLoadable) {
-    if (lookup(l.scheme)) continue;
+    if (!l.listed || lookup(l.scheme)) continue;
     // Quietly: a program on silicon without the model library lists silicon.
     (void)load(l, true);
   }

@@ -17,6 +17,13 @@
 // - "iommufd" and "uio" (this library): the same functions through exactly
 //   that kernel interface (iommufd: vfio-pci's device cdev; uio:
 //   uio_pci_generic without an IOMMU).
+// - "dpdk" (libkbv-dpdk.so, src/platform/dpdk_bus.cpp, built when meson
+//   finds DPDK): functions found and mapped by DPDK's PCI bus in a process
+//   that ran rte_eal_init; the target brings its own backend (open_backend).
+//   A DPDK application links libkbv-dpdk.so so that its rte_pci_driver is
+//   registered before rte_eal_init probes; otherwise the first find("dpdk")
+//   loads it as it loads libkbv-sim.so (and its devices are not probed:
+//   the open says so). It is not loaded to list devices (all_transports).
 // - "sim" (libkbv-sim.so, src/sim/transport.cpp): model HCAs in this process.
 //   libkbv.so carries no model code: the first find("sim") loads
 //   libkbv-sim.so.0 with dlopen — from the directory libkbv.so itself was
@@ -47,6 +54,8 @@
 
 namespace kbv::platform {
 
+class PciBackend;  // backend.hpp
+
 // The kernel interface that reaches a function (platform/backend.hpp).
 enum class BackendKind : uint8_t {
   kAuto,       // by the function's driver: vfio-pci -> kVfio, uio_pci_generic -> kUio
@@ -55,7 +64,12 @@ enum class BackendKind : uint8_t {
   kVfioType1,  // vfio-pci through /dev/vfio/vfio and the IOMMU group
   kIommufd,    // vfio-pci through /dev/iommu and /dev/vfio/devices/vfioN
   kUio,        // uio_pci_generic: no IOMMU, physical addresses from /proc/self/pagemap
+  kDpdk,       // DPDK's PCI bus and memory (its VFIO container or UIO): dpdk.hpp
 };
+
+// Opens the backend of a function a transport reaches by other means than
+// the kernel interfaces above (DPDK). `bdf` is TransportTarget::bdf.
+using BackendOpener = Result<std::unique_ptr<PciBackend>> (*)(std::string_view bdf);
 
 // What opening an address yields.
 struct TransportTarget {
@@ -67,6 +81,9 @@ struct TransportTarget {
   // The kernel interface the URI asks for (the model's "sim:" leaves kAuto:
   // whatever driver the model function is bound to).
   BackendKind backend = BackendKind::kAuto;
+  // Set by a transport that brings its own backend (dpdk:); DeviceHandle
+  // opens the function with it instead of a kernel interface.
+  BackendOpener open_backend = nullptr;
 };
 
 // One listed device (kbv_get_device_list).

@@ -389,7 +389,8 @@ kbv_status_t kbv_device_open(const char* uri, const kbv_device_open_attr_t* attr
   if (!target) return target.status().code();
   d->backing = std::move(target->backing);
   kbv::platform::DeviceOptions dopts;
-  dopts.backend = target->backend;  // the scheme's kernel interface (iommufd:, uio:)
+  dopts.backend = target->backend;            // the scheme's kernel interface (iommufd:, uio:)
+  dopts.open_backend = target->open_backend;  // dpdk: brings its own
   auto h = kbv::platform::DeviceHandle::open(*target->sys, target->bdf, dopts);
   if (!h) return h.status().code();
   d->pdev = std::move(*h);
