@@ -2,7 +2,8 @@
 # libkbv.so exports exactly the C API (src/libkbv.map): every symbol it
 # defines in KBV_0.1 is kbv_* (plus the version nodes), every function
 # declared in the public C headers is exported, and the private node
-# KBV_PRIVATE_0 (what libkbv-sim.so takes from libkbv.so) holds exactly the
+# KBV_PRIVATE_0 (what libkbv-sim.so and libkbv-dpdk.so take from libkbv.so;
+# the dpdk: transport parses PCI addresses) holds exactly the
 # symbols listed below and nothing of the public API.
 # Usage: check_exports.sh <libkbv.so> <header>...
 set -eu
@@ -21,6 +22,8 @@ expected='kbv::Status::to_string[abi:cxx11]() const
 kbv::log::detail::emit(kbv_log_level, char const*, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)
 kbv::log::detail::g_level
 kbv::log::detail::init_level()
+kbv::platform::PciAddress::parse(std::basic_string_view<char, std::char_traits<char> >)
+kbv::platform::PciAddress::to_string[abi:cxx11]() const
 kbv::platform::real_sys()
 kbv::platform::register_transport(kbv::platform::Transport const&)'
 if [ "$private" != "$(printf '%s\n' "$expected" | sort)" ]; then
