@@ -89,8 +89,12 @@ class DpWrap : public DpModel, public ::testing::WithParamInterface<WrapCase> {
     qb.reset();
     if (srq_) (void)b.node->sync_status([&](auto cb) { return srq_->srq->destroy(cb); });
     srq_.reset();
-    for (auto [s, c] : {std::pair{&a, &cq_a}, std::pair{&b, &cq_b}})
-      if (*c) (void)s->node->sync_status([&](auto cb) { return (*c)->cq->destroy(cb); });
+    // (not a structured binding: clang 14, the TSan build's compiler, cannot
+    // capture one in a lambda)
+    for (auto sc : {std::pair{&a, &cq_a}, std::pair{&b, &cq_b}}) {
+      auto* c = sc.second;
+      if (*c) (void)sc.first->node->sync_status([&](auto cb) { return (*c)->cq->destroy(cb); });
+    }
     cq_a.reset();
     cq_b.reset();
     DpModel::TearDown();
