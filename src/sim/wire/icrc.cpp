@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// RoCEv2 ICRC and CRC-32 (ISA-L). Definition and sources: icrc.hpp.
+// RoCEv2 ICRC. Definition and sources: icrc.hpp; the CRC-32 itself: crc32.cpp.
 #include "sim/wire/icrc.hpp"
 
 #include "sim/wire/headers.hpp"
 
 #include <cstring>
-
-#include <isa-l/crc.h>
 
 namespace kbv::sim::wire {
 
@@ -48,14 +46,6 @@ uint16_t ipv4_checksum(const uint8_t* h) {
 }
 
 }  // namespace
-
-// ISA-L's crc32_gzip_refl is zlib's crc32 (preset and inversion inside):
-// the raw register update is its inversion at both ends.
-uint32_t crc32_update(uint32_t reg, std::span<const uint8_t> data) {
-  return ~crc32_gzip_refl(~reg, data.data(), data.size());
-}
-
-uint32_t crc32(std::span<const uint8_t> data) { return ~crc32_update(0xFFFFFFFFu, data); }
 
 void build_ipv4_udp_header(const Ipv4Flow& flow, size_t roce_bytes, uint8_t tos, uint8_t ttl,
                            std::span<uint8_t, kIpv4HeaderBytes + kUdpHeaderBytes> out) {

@@ -41,10 +41,18 @@
 namespace kbv::sim::wire {
 
 // The raw CRC-32 register update: no preset, no final inversion (like
-// Linux crc32_le). Computed by ISA-L (Debian libisal-dev, isa-l/crc.h
-// crc32_gzip_refl: the reflected IEEE CRC-32 of zlib and gzip, with
-// PCLMULQDQ / VPCLMULQDQ folding chosen at run time, aarch64 PMULL too).
+// Linux crc32_le). crc32.cpp: by ISA-L where meson found it (Debian
+// libisal-dev, isa-l/crc.h crc32_gzip_refl: the reflected IEEE CRC-32 of
+// zlib and gzip, with PCLMULQDQ / VPCLMULQDQ folding chosen at run time,
+// aarch64 PMULL too); without it (-Disal=disabled, the aarch64 cross build:
+// Debian's libisal-dev is not multiarch) by the Armv8 CRC32 instructions
+// when the CPU has them (HWCAP_CRC32; Arm ARM C6.2 CRC32X), else by
+// crc32_update_table.
 uint32_t crc32_update(uint32_t reg, std::span<const uint8_t> data);
+// The same update by slice-by-8 tables (no instruction-set extension; the
+// fallback of crc32_update), compiled on every build so that its test runs
+// on every architecture.
+uint32_t crc32_update_table(uint32_t reg, std::span<const uint8_t> data);
 // The standard CRC-32 (preset ~0, inverted result): crc32("123456789") ==
 // 0xCBF43926.
 uint32_t crc32(std::span<const uint8_t> data);

@@ -43,8 +43,8 @@ TEST(WireIcrc, Crc32CheckValue) {
   // The CRC-32 catalogue check value for "123456789".
   EXPECT_EQ(crc32(ascii("123456789")), 0xCBF43926u);
   EXPECT_EQ(crc32({}), 0u);
-  // Slice-by-8 agrees with the bitwise definition for every length 0..40
-  // (covers the 8-byte loop and the tail) and for a long buffer.
+  // crc32_update agrees with the bitwise definition for every length 0..40
+  // (the 8-byte loops and the tails) and for a long buffer.
   Bytes d;
   for (int i = 0; i < 300; ++i) d.push_back(static_cast<uint8_t>(i * 37 + 11));
   for (size_t n = 0; n <= 40; ++n) {
@@ -52,9 +52,10 @@ TEST(WireIcrc, Crc32CheckValue) {
     EXPECT_EQ(crc32_update(0x12345678u, part), bitwise_crc(0x12345678u, part)) << n;
   }
   EXPECT_EQ(crc32_update(~0u, d), bitwise_crc(~0u, d));
-  // Lengths of 64 bytes and more take the carry-less multiply path on x86-64
-  // CPUs that have it (16-byte blocks, the rest by table): every length up
-  // to 300, every start offset 0..15 (unaligned loads), and a 4 KiB payload.
+  // Whichever path crc32_update takes on this build and CPU (ISA-L's
+  // carry-less multiply folding for longer buffers, the Armv8 CRC32
+  // instructions, or the tables): every length up to 300, every start
+  // offset 0..15 (unaligned loads), and a 4 KiB payload.
   for (size_t off = 0; off < 16; ++off) {
     for (size_t n = 40; off + n <= d.size(); ++n) {
       Bytes part(d.begin() + static_cast<long>(off), d.begin() + static_cast<long>(off + n));
@@ -64,6 +65,26 @@ TEST(WireIcrc, Crc32CheckValue) {
   Bytes big;
   for (int i = 0; i < 4096 + 28; ++i) big.push_back(static_cast<uint8_t>(i * 131 + (i >> 8)));
   EXPECT_EQ(crc32_update(~0u, big), bitwise_crc(~0u, big));
+}
+
+TEST(WireIcrc, TableFallbackMatchesTheDefinition) {
+  // crc32_update_table: what crc32_update runs without ISA-L and without
+  // the Armv8 CRC32 instructions; checked here on every build. Every length
+  // 0..300 at every start offset 0..7 (the 8-byte loop, the tail, unaligned
+  // loads) and a 4 KiB payload.
+  Bytes d;
+  for (int i = 0; i < 308; ++i) d.push_back(static_cast<uint8_t>(i * 37 + 11));
+  for (size_t off = 0; off < 8; ++off) {
+    for (size_t n = 0; n <= 300; ++n) {
+      Bytes part(d.begin() + static_cast<long>(off), d.begin() + static_cast<long>(off + n));
+      ASSERT_EQ(crc32_update_table(0x9ABCDEF0u, part), bitwise_crc(0x9ABCDEF0u, part))
+          << off << " " << n;
+    }
+  }
+  Bytes big;
+  for (int i = 0; i < 4096 + 28; ++i) big.push_back(static_cast<uint8_t>(i * 131 + (i >> 8)));
+  EXPECT_EQ(crc32_update_table(~0u, big), bitwise_crc(~0u, big));
+  EXPECT_EQ(~crc32_update_table(~0u, ascii("123456789")), 0xCBF43926u);
 }
 
 TEST(WireIcrc, SeedIsEightBytesOfOnesAfterPreset) {
