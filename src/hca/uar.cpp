@@ -24,6 +24,9 @@ Result<Uar> Uar::at(const platform::Bar& bar, uint32_t index) {
 void Uar::eq_doorbell(uint32_t eqn, uint32_t ci, bool arm) const {
   bar_->write32_be(offset_ + (arm ? prm::kUarEqDoorbellArmOff : prm::kUarEqDoorbellOff),
                    prm::eq_doorbell_value(ci, eqn));
+  // rdma-core mlx5_vfio.c eq_update_ci: udma_to_device_barrier() after the
+  // consumer index write.
+  platform::udma_to_device_barrier();
 }
 
 }  // namespace kbv::hca

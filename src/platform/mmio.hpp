@@ -21,10 +21,17 @@
 //
 // Sources: the PCIe ordering model as described in rdma-core util/mmio.h and
 // util/udma_barrier.h (which name each barrier by purpose and state its TLP-level
-// effect; the instruction choice per architecture below follows the facts
-// recorded there), Intel SDM vol. 3 section 11.3 (memory types) and 8.2 (x86
-// ordering), Arm ARM B2.3 (DMB/DSB, shareability domains), docs/PRM.md "Data path"
-// (doorbell record then doorbell; BlueFlame halves at UAR+0x800).
+// effect). Each barrier below compiles to exactly the instruction rdma-core's
+// util/udma_barrier.h gives it on x86-64 and on aarch64 (the aarch64 choices
+// as of rdma-core 1ec72764, "util/udma_barrier.h: adjust ARMv8 memory
+// barriers", 2024: dmb oshst / dmb oshld where dsb st / dsb ld were before),
+// and each is used where rdma-core's mlx5 provider uses it (named per
+// barrier). tests/unit/platform/mmio_barriers_test.py checks the
+// disassembly of each barrier and of the completion poller, natively and in
+// the aarch64 cross build (make test-aarch64). Intel SDM vol. 3 section 11.3
+// (memory types) and 8.2 (x86 ordering), Arm ARM B2.3 (DMB/DSB, shareability
+// domains), docs/PRM.md "Data path" (doorbell record then doorbell;
+// BlueFlame halves at UAR+0x800).
 //
 // Endianness: the HCA's registers are big-endian (docs/PRM.md). The *_be accessors
 // take and return CPU-order values and do the swap; `mmio_write32_be(p, 1)`
@@ -67,6 +74,11 @@ inline void compiler_barrier() { asm volatile("" ::: "memory"); }
 //   aarch64: "dmb oshst" orders all earlier stores before all later stores
 //   for every observer in the outer-shareable domain, which includes the
 //   PCIe root complex.
+// rdma-core: udma_to_device_barrier(), x86-64 asm volatile("" ::: "memory"),
+// aarch64 "dmb oshst". mlx5 uses it before the send doorbell record
+// (qp.c post_send_db), the receive and SRQ doorbell records (qp.c
+// mlx5_post_recv, srq.c), the command doorbell (mlx5_vfio.c) and after an
+// EQ consumer index write (mlx5_vfio.c eq_update_ci).
 inline void udma_to_device_barrier() {
 #if defined(__x86_64__)
   compiler_barrier();
@@ -78,15 +90,9 @@ inline void udma_to_device_barrier() {
 // "Write ordering inside DMA memory": the HCA can never observe a later store
 // (an ownership/valid bit, a doorbell record) without the earlier ones
 // (the entry's body). Same instruction as udma_to_device_barrier(); the
-// separate name documents the intent at the point of use.
+// separate name documents the intent at the point of use. rdma-core:
+// udma_ordering_write_barrier() is udma_to_device_barrier().
 inline void udma_ordering_write_barrier() { udma_to_device_barrier(); }
-
-// "Doorbell record before MMIO doorbell" (docs/PRM.md: write the record, barrier,
-// then the doorbell): the doorbell record (WB memory the HCA reads) is
-// visible before the UAR doorbell store reaches the device, so the HCA that
-// reacts to the doorbell never reads a stale record. The record is ordinary
-// DMA memory, so this is udma_to_device_barrier() by another name.
-inline void doorbell_record_barrier() { udma_to_device_barrier(); }
 
 // "Read device-written memory after seeing its owner bit": after a load that
 // observed an entry handed over by the HCA (CQE/EQE owner bit, command
@@ -94,9 +100,14 @@ inline void doorbell_record_barrier() { udma_to_device_barrier(); }
 // TLPs that preceded the one that set the bit (PCIe keeps posted writes in
 // order).
 //   x86-64: "lfence" — loads are not reordered with older loads on WB memory
-//   anyway, but lfence also stops speculative early loads and is the
-//   conventional choice of user-space verbs providers.
+//   anyway, but lfence also stops speculative early loads; it is what
+//   rdma-core uses.
 //   aarch64: "dmb oshld" orders earlier loads before later loads and stores.
+// rdma-core: udma_from_device_barrier(), x86-64 "lfence", aarch64 "dmb
+// oshld". mlx5 uses it once per CQE after the owner check (cq.c
+// mlx5_get_next_cqe), per EQE (mlx5_vfio.c mlx5_eq_get_eqe) and after a
+// command's ownership bit clears (mlx5_vfio.c); the CQ consumer index store
+// after a poll batch has no barrier before it (cq.c update_cons_index).
 inline void udma_from_device_barrier() {
 #if defined(__x86_64__)
   asm volatile("lfence" ::: "memory");
@@ -111,6 +122,9 @@ inline void udma_from_device_barrier() {
 // two MemWr TLPs). Also orders the WC stores before any later store.
 //   x86-64: "sfence" drains the WC buffers. aarch64: "dsb st" completes all
 //   earlier stores before any later instruction executes.
+// rdma-core: mmio_flush_writes(), x86-64 "sfence", aarch64 "dsb st". mlx5
+// uses it after the BlueFlame copy or send doorbell (qp.c post_send_db) and
+// after the CQ arm doorbell (cq.c mlx5_arm_cq).
 inline void mmio_flush_writes() {
 #if defined(__x86_64__)
   asm volatile("sfence" ::: "memory");
@@ -122,6 +136,10 @@ inline void mmio_flush_writes() {
 // "Begin a write-combining sequence": earlier UC MMIO stores and DMA-memory
 // stores (the doorbell record) are ordered before the WC stores that follow,
 // which otherwise could overtake them. Implies udma_to_device_barrier().
+// rdma-core: mmio_wc_start() is mmio_flush_writes(). mlx5 uses it between
+// the send doorbell record and the BlueFlame copy / doorbell (qp.c
+// post_send_db) and between the CQ arm record and the CQ doorbell (cq.c
+// mlx5_arm_cq).
 inline void mmio_wc_start() { mmio_flush_writes(); }
 
 // ---- accessors -----------------------------------------------------------------

@@ -130,9 +130,12 @@ void Cq::arm(bool solicited) {
   const uint32_t cmd = solicited ? 1u << 24 : 0u;
   const uint32_t word = (arm_sn_ & 3) << 28 | cmd | ci_;
   mem_.dbrec()[1] = htobe32(word);
-  platform::doorbell_record_barrier();
+  // rdma-core cq.c mlx5_arm_cq: the record before the doorbell with
+  // mmio_wc_start(), the doorbell flushed with mmio_flush_writes().
+  platform::mmio_wc_start();
   hca_.io().bar0().write64_be(hca_.uar().bar_offset() + prm::kUarCqDoorbellOff,
                               uint64_t{word} << 32 | cqn_);
+  platform::mmio_flush_writes();
 }
 
 Status Cq::query(cmd::Done<cmd::CqInfo> done) {

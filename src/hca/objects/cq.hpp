@@ -21,8 +21,9 @@
 // Arm (docs/PRM.md "Data path"; kernel mlx5_cq_arm / rdma-core mlx5_arm_cq): the
 // arm word sn << 28 | cmd | ci (cmd 0 = next completion, 1 << 24 =
 // solicited only; sn = arm_sn & 3) goes to dbrec[1] (big-endian), then, after
-// doorbell_record_barrier(), the 64-bit UAR doorbell at uar + 0x20 carries
-// arm word << 32 | cqn. The data path advances ci (set_ci) and counts
+// mmio_wc_start(), the 64-bit UAR doorbell at uar + 0x20 carries arm word
+// << 32 | cqn, followed by mmio_flush_writes() (the barriers of rdma-core's
+// mlx5_arm_cq). The data path advances ci (set_ci) and counts
 // completion events (on_event: arm_sn++), as the kernel does per event.
 //
 // Resize keeps the CQN and the consumer index (the device's producer
