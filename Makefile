@@ -9,6 +9,7 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 BUILD_TSAN ?= build-tsan
 BUILD_DEB ?= build-deb
+BUILD_ARM ?= build-aarch64
 JOBS ?= $(shell nproc)
 MESON_OPTS ?= -Dwerror=true
 
@@ -19,7 +20,7 @@ DEB_PKGS := meson ninja-build pkg-config g++ clang libclang-rt-14-dev clang-form
             perftest cmake help2man groff-base \
             ucx-utils libucx0 openmpi-bin libopenmpi-dev libibverbs1 ibverbs-providers python3
 
-.PHONY: all deps build install run test test-unit test-asan test-tsan test-fuzz fuzz-long test-stress deb test-deb format format-check bench clean
+.PHONY: all deps build install run test test-unit test-asan test-tsan test-fuzz fuzz-long test-stress deb test-deb deps-aarch64 test-aarch64 format format-check bench clean
 
 all: build
 
@@ -129,6 +130,55 @@ deb:
 test-deb: deb
 	tests/package/deb_test.sh $(BUILD_DEB)
 
+# ---- aarch64: cross build (cross/aarch64-linux-gnu.ini), tests under qemu-user ----
+# The cross toolchain, qemu-user and the arm64 libraries through multiarch
+# (dpkg --add-architecture arm64). CLI11 and nlohmann-json are
+# architecture-independent headers (DEB_PKGS). Not cross-installed:
+# libisal-dev (not multiarch in Debian 12: its arm64 package would replace
+# the amd64 one; -Disal=disabled, the model's CRC-32 then uses the Armv8
+# CRC32 instructions), libbenchmark-dev (-Dbench=disabled), help2man
+# (-Dman=disabled).
+ARM64_DEB_PKGS := g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
+                  libibverbs-dev:arm64 libnuma-dev:arm64 libfmt-dev:arm64 libpcap-dev:arm64
+deps-aarch64:
+	@missing=""; for p in $(ARM64_DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "need root to apt-get install:$$missing" >&2; exit 1; fi; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64; \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(BUILD_ARM)/build.ninja:
+	meson setup $(BUILD_ARM) --cross-file cross/aarch64-linux-gnu.ini $(MESON_OPTS) \
+	  -Disal=disabled -Dbench=disabled -Dman=disabled
+
+# The e2e tests that run under qemu-user: the driver, verbs, NT and CI
+# interfaces, kbv's libibverbs and the lab API on model HCAs, in one process
+# or two (a peer started behind MESON_EXE_WRAPPER, tests/e2e/exe_wrapper.hpp),
+# and rdma-core's own arm64 libmlx5 on the model. Not here: the tests that
+# start Debian's x86-64 programs (ibverbs-utils, perftest, UCX, Open MPI,
+# Python) against kbv's arm64 libraries, which cannot load them, and the
+# tests of kbv's tools through Python (tools_*, faults_env_*, example_*).
+ARM_E2E_TESTS ?= hca_on_model hca_objects_on_model dp_two_process dp_model verbs_on_model \
+                 nt_on_model ci_on_model verbs_data_on_model backends_on_model \
+                 verbs_two_process wrap_two_process keys_two_process verbs_oom \
+                 preload_libnuma_no_devices preload_libnuma mlx5_vfio_on_model \
+                 ibverbs_core ibverbs_fast_on_model lab_api_on_model lab_tool_on_model
+ARM_TIMEOUT_MULTIPLIER ?= 5
+# Builds what the tests need (meson test builds each test's targets; the
+# model's libkbv-sim.so, which libkbv.so loads at run time, explicitly) and
+# runs the unit suite and ARM_E2E_TESTS under qemu-aarch64.
+test-aarch64: deps deps-aarch64 $(BUILD_ARM)/build.ninja
+	ninja -C $(BUILD_ARM) -j $(JOBS) libkbv-sim.so.$(shell sed -n "s/^  version : '\(.*\)',/\1/p" meson.build)
+	meson test -C $(BUILD_ARM) --suite unit --num-processes $(JOBS) \
+	  --timeout-multiplier $(ARM_TIMEOUT_MULTIPLIER) --print-errorlogs
+	meson test -C $(BUILD_ARM) $(ARM_E2E_TESTS) --num-processes $(JOBS) \
+	  --timeout-multiplier $(ARM_TIMEOUT_MULTIPLIER) --print-errorlogs
+
 bench: build
 	$(BUILD)/bench/kbv-bench
 	$(BUILD)/bench/kbv-bench-dp
@@ -147,4 +197,4 @@ format-check:
 	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: ok"
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_DEB)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_DEB) $(BUILD_ARM)

@@ -19,6 +19,7 @@
 
 #include "dp_harness.hpp"
 #include "dp_peer_proto.hpp"
+#include "exe_wrapper.hpp"
 
 extern char** environ;
 
@@ -42,9 +43,8 @@ class TwoProcess : public ::testing::Test {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 3);  // dup2 clears FD_CLOEXEC
-    std::string fdarg = "3";
-    char* argv[] = {const_cast<char*>(peer), fdarg.data(), nullptr};
-    int rc = posix_spawn(&pid_, peer, &fa, nullptr, argv, environ);
+    const ExecArgv argv(peer, {"3"});
+    int rc = posix_spawnp(&pid_, argv.file(), &fa, nullptr, argv.argv(), environ);
     posix_spawn_file_actions_destroy(&fa);
     ::close(sv[1]);
     fd_ = sv[0];

@@ -20,6 +20,10 @@ TIMEOUT = 150  # a bound against hangs on a loaded machine, not a synchronisatio
 # The example: 5% drop, 5% reorder, 1% duplicate, 0.1% corrupt.
 WIRE = "drop=0.05,reorder=0.05,dup=0.01,corrupt=0.001,seed=7"
 
+# A cross build runs its programs behind the exe wrapper meson exports
+# (MESON_EXE_WRAPPER, e.g. qemu-aarch64; tests/e2e/exe_wrapper.hpp).
+WRAPPER = os.environ.get("MESON_EXE_WRAPPER", "").split()
+
 
 def fail(msg):
     print("FAIL: " + msg)
@@ -35,7 +39,8 @@ def env_with(spec):
 
 def run(cmd, spec):
     print("$ KBV_SIM_FAULTS=%s %s" % (spec, " ".join(cmd)))
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env_with(spec))
+    p = subprocess.run(WRAPPER + cmd, capture_output=True, text=True, timeout=TIMEOUT,
+                       env=env_with(spec))
     sys.stdout.write(p.stdout)
     sys.stderr.write(p.stderr[-4000:])
     return p
@@ -71,7 +76,7 @@ def check_perf(exe):
 
 
 def check_perf_two_processes(exe):
-    server = subprocess.Popen([exe, "write_bw", "-p", "0"], stdout=subprocess.PIPE,
+    server = subprocess.Popen(WRAPPER + [exe, "write_bw", "-p", "0"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env_with(WIRE))
     try:
         port, seen = None, []

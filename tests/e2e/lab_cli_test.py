@@ -12,13 +12,18 @@ import os
 import subprocess
 import sys
 
+# A cross build runs its programs behind the exe wrapper meson exports
+# (MESON_EXE_WRAPPER, e.g. qemu-aarch64; tests/e2e/exe_wrapper.hpp).
+WRAPPER = os.environ.get("MESON_EXE_WRAPPER", "").split()
+
 
 def run(lab, args, faults=None, timeout=120):
     env = dict(os.environ)
     env.pop("KBV_SIM_FAULTS", None)
     if faults:
         env["KBV_SIM_FAULTS"] = faults
-    p = subprocess.run([lab] + args, env=env, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(WRAPPER + [lab] + args, env=env, capture_output=True, text=True,
+                       timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 

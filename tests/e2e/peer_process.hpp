@@ -4,8 +4,9 @@
 // wrap and keys tests and their peers, each process with its own model HCA):
 //
 // - the test starts the peer with PeerProcess::start: fork + exec of an
-//   executable in the test's own directory, given its end of an AF_UNIX
-//   socketpair as fd 100 (argv[1] "100");
+//   executable in the test's own directory (behind MESON_EXE_WRAPPER in a
+//   cross build, exe_wrapper.hpp), given its end of an AF_UNIX socketpair
+//   as fd 100 (argv[1] "100");
 // - the peer's main is peer_main(argc, argv, run): run(fd) does the peer's
 //   part and returns its fixed-size report, which is sent to the test; the
 //   peer then waits for the test's one "bye" byte before it exits, so its QPs
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "exe_wrapper.hpp"
 #include "verbs_peer_proto.hpp"
 
 namespace kbv::peer {
@@ -64,7 +66,8 @@ class PeerProcess {
   bool start(const char* name) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
-    const std::string path = sibling_executable(name);
+    // Behind the cross build's exe wrapper, if any (exe_wrapper.hpp).
+    const e2e::ExecArgv argv(sibling_executable(name), {std::to_string(kPeerFd)});
     const pid_t pid = ::fork();
     if (pid < 0) {
       const int e = errno;
@@ -75,8 +78,7 @@ class PeerProcess {
     }
     if (pid == 0) {
       ::dup2(sv[1], kPeerFd);  // dup2 clears FD_CLOEXEC on the copy
-      const std::string fd = std::to_string(kPeerFd);
-      ::execl(path.c_str(), path.c_str(), fd.c_str(), static_cast<char*>(nullptr));
+      ::execvp(argv.file(), argv.argv());
       ::_exit(127);
     }
     ::close(sv[1]);

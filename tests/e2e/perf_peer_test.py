@@ -27,6 +27,10 @@ import time
 
 TIMEOUT = 120
 
+# A cross build runs its programs behind the exe wrapper meson exports
+# (MESON_EXE_WRAPPER, e.g. qemu-aarch64; tests/e2e/exe_wrapper.hpp).
+WRAPPER = os.environ.get("MESON_EXE_WRAPPER", "").split()
+
 
 def fail(msg):
     print("FAIL: " + msg)
@@ -34,7 +38,7 @@ def fail(msg):
 
 
 def start_server(exe, extra=()):
-    server = subprocess.Popen([exe, "write_lat", "--server", "-p", "0"] + list(extra),
+    server = subprocess.Popen(WRAPPER + [exe, "write_lat", "--server", "-p", "0"] + list(extra),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
     for _ in range(50):
@@ -52,7 +56,7 @@ def start_server(exe, extra=()):
 def check_kill(exe):
     server, port = start_server(exe)
     master, slave = pty.openpty()
-    client = subprocess.Popen([exe, "write_lat", "127.0.0.1", "-p", port,
+    client = subprocess.Popen(WRAPPER + [exe, "write_lat", "127.0.0.1", "-p", port,
                                "-s", "64", "-n", "2000000"],
                               stdout=slave, stderr=subprocess.PIPE, text=True)
     os.close(slave)
@@ -107,8 +111,9 @@ def check_bind(exe):
             pass
         finally:
             s.close()
-        client = subprocess.run([exe, "write_lat", "127.0.0.2", "-p", port, "-s", "64", "-n", "50"],
-                                capture_output=True, text=True, timeout=TIMEOUT)
+        client = subprocess.run(
+            WRAPPER + [exe, "write_lat", "127.0.0.2", "-p", port, "-s", "64", "-n", "50"],
+            capture_output=True, text=True, timeout=TIMEOUT)
         out, err = server.communicate(timeout=TIMEOUT)
         if client.returncode != 0 or server.returncode != 0:
             fail("client %d server %d: %s %s" % (client.returncode, server.returncode,
@@ -118,8 +123,9 @@ def check_bind(exe):
     finally:
         if server.poll() is None:
             server.kill()
-    bad = subprocess.run([exe, "write_lat", "--server", "-p", "0", "--bind", "not-an-address"],
-                         capture_output=True, text=True, timeout=TIMEOUT)
+    bad = subprocess.run(
+        WRAPPER + [exe, "write_lat", "--server", "-p", "0", "--bind", "not-an-address"],
+        capture_output=True, text=True, timeout=TIMEOUT)
     if bad.returncode == 0 or "cannot listen on not-an-address" not in bad.stderr:
         fail("a bad --bind address: %d %s" % (bad.returncode, bad.stderr))
 
@@ -142,8 +148,9 @@ def check_escape(exe):
 
     t = threading.Thread(target=fake_server)
     t.start()
-    p = subprocess.run([exe, "write_lat", "127.0.0.1", "-p", str(port), "-s", "64", "-n", "50"],
-                       capture_output=True, text=True, timeout=TIMEOUT)
+    p = subprocess.run(
+        WRAPPER + [exe, "write_lat", "127.0.0.1", "-p", str(port), "-s", "64", "-n", "50"],
+        capture_output=True, text=True, timeout=TIMEOUT)
     t.join()
     ls.close()
     sys.stderr.write(p.stderr)

@@ -67,9 +67,15 @@ def fail(msg):
     sys.exit(1)
 
 
+# A cross build runs its programs behind the exe wrapper meson exports
+# (MESON_EXE_WRAPPER, e.g. qemu-aarch64; tests/e2e/exe_wrapper.hpp); the
+# program still sees its own path (an entry point's name) as argv[0].
+WRAPPER = os.environ.get("MESON_EXE_WRAPPER", "").split()
+
+
 def run(cmd, timeout=TIMEOUT):
     print("$ " + " ".join(cmd))
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(WRAPPER + cmd, capture_output=True, text=True, timeout=timeout)
     sys.stdout.write(p.stdout)
     sys.stderr.write(p.stderr)
     return p
@@ -240,8 +246,8 @@ def listening(port):
 
 def client_of_pair(server_cmd, client_cmd, port):
     """Runs a server and then its client; returns the client's stdout."""
-    server = subprocess.Popen(server_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True)
+    server = subprocess.Popen(WRAPPER + server_cmd, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
     try:
         end = time.monotonic() + TIMEOUT
         while not listening(port):
@@ -379,7 +385,7 @@ def check_perf_outputs(exe, tmp):
 def start_server(exe, name="kbv_write_lat"):
     """Starts `kbv_write_lat -p 0` (perftest: no host = server); returns
     (process, the TCP port it chose)."""
-    server = subprocess.Popen([entry(exe, name), "-p", "0"], stdout=subprocess.PIPE,
+    server = subprocess.Popen(WRAPPER + [entry(exe, name), "-p", "0"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     seen = []
     for _ in range(50):  # anything logged before the port line is skipped
