@@ -136,8 +136,9 @@ test-deb: deb
 # architecture-independent headers (DEB_PKGS). Not cross-installed:
 # libisal-dev (not multiarch in Debian 12: its arm64 package would replace
 # the amd64 one; -Disal=disabled, the model's CRC-32 then uses the Armv8
-# CRC32 instructions), libbenchmark-dev (-Dbench=disabled), help2man
-# (-Dman=disabled).
+# CRC32 instructions), libdpdk-dev (-Ddpdk=disabled), libbenchmark-dev
+# (-Dbench=disabled), help2man (-Dman=disabled). Not in `make test`:
+# README "aarch64" (its cost).
 ARM64_DEB_PKGS := g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64 libgmock-dev:arm64 \
                   libibverbs-dev:arm64 libnuma-dev:arm64 libfmt-dev:arm64 libpcap-dev:arm64
 deps-aarch64:
@@ -154,7 +155,7 @@ deps-aarch64:
 
 $(BUILD_ARM)/build.ninja:
 	meson setup $(BUILD_ARM) --cross-file cross/aarch64-linux-gnu.ini $(MESON_OPTS) \
-	  -Disal=disabled -Dbench=disabled -Dman=disabled
+	  -Disal=disabled -Ddpdk=disabled -Dbench=disabled -Dman=disabled
 
 # The e2e tests that run under qemu-user: the driver, verbs, NT and CI
 # interfaces, kbv's libibverbs and the lab API on model HCAs, in one process
