@@ -54,7 +54,10 @@ Status IovaAllocator::add_range(IovaRange r) {
 }
 
 void IovaAllocator::insert_free(uint64_t start, uint64_t len) {
-  auto it = free_.emplace(start, len).first;
+  coalesce(free_.emplace(start, len).first);
+}
+
+void IovaAllocator::coalesce(std::map<uint64_t, uint64_t>::iterator it) {
   // Coalesce with the following extent.
   auto next = std::next(it);
   if (next != free_.end() && it->first + it->second == next->first) {
@@ -99,9 +102,10 @@ Status IovaAllocator::free(uint64_t iova) {
     log::error("iova", "free of IOVA {:#x} that is not allocated", iova);
     return KBV_ERR_INVALID_ARGUMENT;
   }
-  const uint64_t len = it->second;
-  used_.erase(it);
-  insert_free(iova, len);
+  // The allocation's node moves to the free list: freeing allocates nothing
+  // (a free inside a destroy's completion that threw std::bad_alloc lost
+  // the completion and left the object closing forever: found by verbs_oom).
+  coalesce(free_.insert(used_.extract(it)).position);
   return Status::ok();
 }
 

@@ -17,7 +17,8 @@
 // a zero IOVA in a device structure is always a bug, never a valid address.
 //
 // Allocation is first-fit in address order over a free list kept coalesced;
-// free() takes the IOVA alloc() returned (the allocator remembers the size).
+// free() takes the IOVA alloc() returned (the allocator remembers the size)
+// and allocates nothing (the allocation's map node moves to the free list).
 // This is control-path code (object creation, MR registration): it allocates
 // from the heap and is O(number of free extents).
 //
@@ -73,6 +74,7 @@ class IovaAllocator {
 
  private:
   void insert_free(uint64_t start, uint64_t len);
+  void coalesce(std::map<uint64_t, uint64_t>::iterator it);  // with its neighbours in free_
 
   uint64_t granule_ = kGranule;
   std::map<uint64_t, uint64_t> ranges_;  // start -> length (usable space)

@@ -103,6 +103,7 @@ Status DeviceImpl::progress_wait(int wake_fd) {
 uint32_t DeviceImpl::progress_locked() {
   if (finished || !hca) return 0;
   uint32_t work = hca->poll();
+  if (destroy_retry) work += retry_destroys(*this);
   if (open_ticket && hca->bringup_done()) {
     Ticket t = std::move(*open_ticket);
     open_ticket.reset();

@@ -19,6 +19,17 @@ void destroyed(Base& b, Status st) {
 }
 }  // namespace
 
+Status destroy_started(Base& b, Status submit) {
+  // No memory to build the command, or a command of the object still in
+  // flight (a CQ resize, a QP modify: hca destroy_queue_object BUSY):
+  // nothing sent, run_destroy retries (before, BUSY finished the close and
+  // leaked the firmware object; found by the api_surface fuzzer: a CQ
+  // destroyed while its resize was in flight stayed in firmware).
+  if (submit == KBV_ERR_NO_MEMORY || submit == KBV_ERR_BUSY) return submit;
+  if (submit.is_error()) destroyed(b, submit);  // the device failed: nothing to wait for
+  return KBV_SUCCESS;
+}
+
 MrImpl::~MrImpl() = default;
 SrqImpl::~SrqImpl() = default;
 
@@ -177,7 +188,7 @@ kbv_status_t kbv_pd_alloc(kbv_device_t dev, kbv_eq_t eq, uint64_t user_data, kbv
                                 Status s = hca::cmd::dealloc_pd(
                                     raw->dev->hca->cmdq(), raw->pdn,
                                     [raw](Status x) { v::destroyed(*raw, x); });
-                                if (s.is_error()) v::destroyed(*raw, s);
+                                return v::destroy_started(*raw, s);
                               };
                               v::created(p, t, p->pdn);
                             });
@@ -227,7 +238,7 @@ kbv_status_t kbv_mr_reg(kbv_pd_t pd, void* addr, size_t length, uint32_t access,
                      m->mr = std::move(*r);
                      m->destroy = [raw = m.get()] {
                        Status s = raw->mr->destroy([raw](Status x) { v::destroyed(*raw, x); });
-                       if (s.is_error()) v::destroyed(*raw, s);
+                       return v::destroy_started(*raw, s);
                      };
                      v::created(m, t, uint64_t{m->mr->lkey()} << 32 | m->mr->rkey());
                    });
@@ -288,7 +299,7 @@ kbv_status_t kbv_cq_create(kbv_device_t dev, const kbv_cq_attr_t* attr, kbv_eq_t
                    raw->notify.cancel();
                    raw->dev->cqs.erase(raw->cq->cqn());
                    Status s = raw->cq->destroy([raw](Status x) { v::destroyed(*raw, x); });
-                   if (s.is_error()) v::destroyed(*raw, s);
+                   return v::destroy_started(*raw, s);
                  };
                  Status ps;
                  try {  // runs in a command callback: nothing may escape
@@ -394,7 +405,7 @@ kbv_status_t kbv_srq_create(kbv_pd_t pd, const kbv_srq_attr_t* attr, kbv_eq_t eq
                      s->destroy = [raw = s.get()] {
                        raw->dev->srqs.erase(raw->srq->srqn());
                        Status x = raw->srq->destroy([raw](Status y) { v::destroyed(*raw, y); });
-                       if (x.is_error()) v::destroyed(*raw, x);
+                       return v::destroy_started(*raw, x);
                      };
                      auto q = hca::SrqQueue::for_srq(*s->srq, s->cfg.max_sge);
                      if (!q) {

@@ -122,9 +122,19 @@ struct Base : std::enable_shared_from_this<Base> {
   // References this object holds on others (released after its destroy).
   std::vector<std::shared_ptr<Base>> parents;
   // The firmware destroy (set when the driver object exists); it must end
-  // in finish_close(). Null: nothing to destroy.
-  std::function<void()> destroy;
-  bool final_taken = false;  // run_destroy ran (device lock)
+  // in finish_close(). Null: nothing to destroy. It returns
+  // KBV_ERR_NO_MEMORY (or throws std::bad_alloc) when it could not start for
+  // memory, KBV_ERR_BUSY when a command of the object is still in flight
+  // (a CQ resize, a QP modify), having changed nothing: run_destroy then
+  // queues the object on
+  // its device's destroy_retry list and the device's next progress runs it
+  // again (a close that has begun cannot report the failure to anyone; a
+  // lost destroy left the object closing forever and its device unable to
+  // close: found by verbs_oom). Any other status: it has started (or
+  // finished) and ends in finish_close().
+  std::function<Status()> destroy;
+  bool final_taken = false;            // run_destroy ran (device lock)
+  Base* destroy_retry_next = nullptr;  // DeviceImpl::destroy_retry link (device lock)
   // Children created on this object and not yet closed by the application
   // (a synchronous close waits only for children already closing).
   std::atomic<int32_t> open_children{0};
@@ -153,8 +163,17 @@ Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t use
 void close_internal(const std::shared_ptr<Base>& impl);
 // Called by an impl's destroy completion: frees and finishes the close.
 void finish_close(Base& impl);
-// With the device lock held: runs impl.destroy (or finish_close) once.
+// What a Base::destroy returns for the status of its command's submission:
+// KBV_ERR_NO_MEMORY and KBV_ERR_BUSY as is (nothing was sent: run again
+// later); another
+// error finishes the close now (the device failed: nothing will complete);
+// otherwise KBV_SUCCESS (the completion finishes it).
+Status destroy_started(Base& impl, Status submit);
+// With the device lock held: runs impl.destroy (or finish_close) once; a
+// destroy that could not start for memory is queued on dev.destroy_retry.
 void run_destroy(Base& impl);
+// With the device lock held: runs the queued destroys again; returns how many.
+uint32_t retry_destroys(DeviceImpl& dev);
 // A create callback's success path (device lock held): the object becomes
 // ready, then its create request completes (KBV_SUCCESS, info). If it was
 // closed meanwhile it is destroyed; if the create request was cancelled
@@ -262,6 +281,11 @@ class DeviceImpl : public Base {
   std::unordered_map<uint32_t, std::weak_ptr<CqImpl>> cqs;
   std::unordered_map<uint32_t, std::weak_ptr<QpImpl>> qps;
   std::unordered_map<uint32_t, std::weak_ptr<SrqImpl>> srqs;
+  // Objects whose destroy could not start for memory (Base::destroy), run
+  // again by progress_locked(); intrusive (Base::destroy_retry_next) so that
+  // queueing one allocates nothing. The registry keeps each alive until its
+  // finish_close(). Under mu.
+  Base* destroy_retry = nullptr;
 
   std::thread progress_thread;
   std::atomic<bool> stop_thread{false};
@@ -371,6 +395,9 @@ class QpImpl : public Base {
   std::atomic<uint32_t> qp_state{KBV_QPS_RESET};  // kbv_qp_state_t, fast-path view
   std::atomic<bool> modifying{false};
   hca::cmd::QpAttr acc;  // attributes accumulated over the modifies (device lock)
+  // The detach requests (send CQ, receive CQ) its destroy pushes, allocated
+  // at create so that the destroy allocates nothing here (qp.cpp push_detach).
+  std::unique_ptr<AttachOp> detach_ops[2];
 };
 
 // The process's devices still being driven (open, or closing and not yet

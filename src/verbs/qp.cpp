@@ -307,6 +307,23 @@ void push_attach(const std::shared_ptr<QpImpl>& q, bool attach) {
   if (!same) q->recv_cq->push_op(new v::AttachOp{q, attach, false, true});
 }
 
+// push_attach(q, false) with the requests allocated at create (once; a
+// destroy run again pushes nothing more).
+void push_detach(const std::shared_ptr<QpImpl>& q) {
+  if (!q->detach_ops[0]) return;
+  const bool same = q->send_cq == q->recv_cq;
+  v::AttachOp* op = q->detach_ops[0].release();
+  *op = v::AttachOp{q, false, true, same};
+  q->send_cq->push_op(op);
+  if (same) {
+    q->detach_ops[1].reset();
+    return;
+  }
+  v::AttachOp* rop = q->detach_ops[1].release();
+  *rop = v::AttachOp{q, false, false, true};
+  q->recv_cq->push_op(rop);
+}
+
 }  // namespace
 
 extern "C" {
@@ -349,6 +366,10 @@ kbv_status_t kbv_qp_create(kbv_pd_t pd, const kbv_qp_init_attr_t* attr, kbv_eq_t
   if (!evq) return evq.status().code();
 
   auto q = std::make_shared<QpImpl>();
+  // The detach requests its destroy will push, allocated now: a destroy
+  // must not need memory (kbv.h "Close": it never fails).
+  q->detach_ops[0] = std::make_unique<v::AttachOp>();
+  q->detach_ops[1] = std::make_unique<v::AttachOp>();
   q->dev = p->dev;
   q->event_eq = *evq;
   q->type = attr->qp_type;
@@ -370,46 +391,46 @@ kbv_status_t kbv_qp_create(kbv_pd_t pd, const kbv_qp_init_attr_t* attr, kbv_eq_t
   std::vector<std::shared_ptr<v::Base>> parents{p, scq};
   if (rcq != scq) parents.push_back(rcq);
   if (srq) parents.push_back(srq);
-  return v::create_object(q, parents, eq, user_data, out,
-                          [q](const Ticket& t) -> Status {
-                            return hca::Qp::create(
-                                *q->dev->hca, q->cfg, [q, t](Result<std::unique_ptr<hca::Qp>> r) {
-                                  if (!r) return v::create_failed(q, &t, r.status());
-                                  q->qp = std::move(*r);
-                                  q->destroy = [raw = q.get()] {
-                                    raw->dev->qps.erase(raw->qp->qpn());
-                                    push_attach(
-                                        std::static_pointer_cast<QpImpl>(raw->shared_from_this()),
-                                        false);
-                                    Status s = raw->qp->destroy([raw](Status x) {
-                                      if (!x.is_ok())
-                                        kbv::log::warn("verbs", "qp destroy: {}", x.to_string());
-                                      raw->send_cq.reset();
-                                      raw->recv_cq.reset();
-                                      raw->srq.reset();
-                                      v::finish_close(*raw);
-                                    });
-                                    if (s.is_error()) {
-                                      raw->send_cq.reset();
-                                      raw->recv_cq.reset();
-                                      raw->srq.reset();
-                                      v::finish_close(*raw);
-                                    }
-                                  };
-                                  Status b = q->build_queues();
-                                  if (!b.is_ok()) {
-                                    kbv::log::error("verbs", "qp {:#x}: queues: {}", q->qp->qpn(),
-                                                    b.to_string());
-                                    (void)v::EventQueue::complete(t, b, q->handle(), 0);
-                                    q->set_state(v::State::kReady);
-                                    v::close_internal(q);
-                                    return;
-                                  }
-                                  q->dev->qps[q->qp->qpn()] = q;
-                                  push_attach(q, true);
-                                  v::created(q, t, q->qp->qpn());
-                                });
-                          })
+  return v::create_object(
+             q, parents, eq, user_data, out,
+             [q](const Ticket& t) -> Status {
+               return hca::Qp::create(
+                   *q->dev->hca, q->cfg, [q, t](Result<std::unique_ptr<hca::Qp>> r) {
+                     if (!r) return v::create_failed(q, &t, r.status());
+                     q->qp = std::move(*r);
+                     q->destroy = [raw = q.get()] {
+                       raw->dev->qps.erase(raw->qp->qpn());
+                       push_detach(std::static_pointer_cast<QpImpl>(raw->shared_from_this()));
+                       Status s = raw->qp->destroy([raw](Status x) {
+                         if (!x.is_ok()) kbv::log::warn("verbs", "qp destroy: {}", x.to_string());
+                         raw->send_cq.reset();
+                         raw->recv_cq.reset();
+                         raw->srq.reset();
+                         v::finish_close(*raw);
+                       });
+                       if (s == KBV_ERR_NO_MEMORY || s == KBV_ERR_BUSY) return s;  // retried
+                       if (s.is_error()) {
+                         raw->send_cq.reset();
+                         raw->recv_cq.reset();
+                         raw->srq.reset();
+                         v::finish_close(*raw);
+                       }
+                       return Status{KBV_SUCCESS};
+                     };
+                     Status b = q->build_queues();
+                     if (!b.is_ok()) {
+                       kbv::log::error("verbs", "qp {:#x}: queues: {}", q->qp->qpn(),
+                                       b.to_string());
+                       (void)v::EventQueue::complete(t, b, q->handle(), 0);
+                       q->set_state(v::State::kReady);
+                       v::close_internal(q);
+                       return;
+                     }
+                     q->dev->qps[q->qp->qpn()] = q;
+                     push_attach(q, true);
+                     v::created(q, t, q->qp->qpn());
+                   });
+             })
       .code();
 } catch (...) {
   return kbv::abi_exception_status();

@@ -144,7 +144,7 @@ Status close_object(const std::shared_ptr<Base>& impl, kbv_eq_t eq, uint64_t use
         mark_closing(*impl);
         return impl->obj->close(q, ud);
       },
-      [dev](int wake_fd) { return dev->progress_wait(wake_fd); });
+      [dev](int wake_fd) { return dev->progress_wait(wake_fd); }, /*must_finish=*/true);
   if (!ev) return ev.status();
   return Status{static_cast<kbv_status_t>(ev->status)};
 }
@@ -176,13 +176,37 @@ void finish_close(Base& impl) {
 void run_destroy(Base& impl) {
   if (impl.final_taken) return;
   impl.final_taken = true;
-  if (impl.destroy) {
-    auto fn = std::move(impl.destroy);
-    impl.destroy = nullptr;
-    fn();
+  if (!impl.destroy) {
+    finish_close(impl);
     return;
   }
-  finish_close(impl);
+  // Moved out: a destroy that finishes at once frees impl (finish_close).
+  auto fn = std::move(impl.destroy);
+  impl.destroy = nullptr;
+  Status s;
+  try {
+    s = fn();
+  } catch (const std::bad_alloc&) {
+    s = KBV_ERR_NO_MEMORY;
+  }
+  if ((s != KBV_ERR_NO_MEMORY && s != KBV_ERR_BUSY) || !impl.dev) return;
+  // Nothing was done: again at the device's next progress (no allocation).
+  impl.destroy = std::move(fn);
+  impl.final_taken = false;
+  impl.destroy_retry_next = impl.dev->destroy_retry;
+  impl.dev->destroy_retry = &impl;
+}
+
+uint32_t retry_destroys(DeviceImpl& dev) {
+  Base* b = std::exchange(dev.destroy_retry, nullptr);
+  uint32_t n = 0;
+  while (b) {
+    Base* next = std::exchange(b->destroy_retry_next, nullptr);
+    run_destroy(*b);  // may queue it again
+    b = next;
+    ++n;
+  }
+  return n;
 }
 
 void created(const std::shared_ptr<Base>& impl, const Ticket& t, uint64_t info) {

@@ -4,6 +4,7 @@
 #include "verbs/request.hpp"
 
 #include <new>
+#include <thread>
 
 #include "common/abi_guard.hpp"
 #include "common/log.hpp"
@@ -236,7 +237,7 @@ bool NotifySlot::armed() const {
 
 // ---- run_sync ---------------------------------------------------------------------
 
-Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress) {
+Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress, bool must_finish) {
   if (!submit || !progress) return KBV_ERR_INVALID_ARGUMENT;
   // One queue per thread, reused: a queue per call cost an eventfd(2), a
   // close(2) and allocations on every synchronous call. A nested call (a
@@ -290,8 +291,15 @@ Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress)
     } catch (...) {
       // Allocation failure while driving the device: the request is
       // cancelled like one whose wait failed (its late completion then
-      // undoes what it created, kbv.h "Cancellation").
+      // undoes what it created, kbv.h "Cancellation") — except a close,
+      // which has begun: keep driving it (a cancelled close returned
+      // KBV_ERR_NO_MEMORY for an object already gone; the retry then met
+      // KBV_ERR_INVALID_HANDLE: found by verbs_oom).
       p = abi_exception_status();
+      if (must_finish && p == KBV_ERR_NO_MEMORY) {
+        std::this_thread::yield();
+        continue;
+      }
     }
     if (p.is_error()) {
       (void)eq->cancel(kUserData);

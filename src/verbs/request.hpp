@@ -163,11 +163,18 @@ std::function<void(Result<T>)> completer(Ticket t, ObjectOf object_of, InfoOf in
 // KBV_ERR_DEVICE_REMOVED) cancels the request and is returned. Returns the
 // request's event (its status may itself be an error), or the error.
 // progress must eventually return an error if the request can never finish.
+// An allocation failure while driving the device (progress or the queue's
+// poll throwing std::bad_alloc) cancels the request and returns
+// KBV_ERR_NO_MEMORY — unless must_finish (a close: it has begun and cannot
+// be taken back, kbv.h "Close"), then the wait goes on (what failed is
+// retried at the next progress: Hca::step_machine, CmdQueue completions,
+// run_destroy).
 using SubmitFn = std::function<Status(const std::shared_ptr<EventQueue>& eq, uint64_t user_data)>;
 // progress(wake_fd): drive the work once and, when idle, wait until
 // something happens or wake_fd (the private queue's eventfd, readable once
 // the request's event is in it) becomes readable.
 using ProgressFn = std::function<Status(int wake_fd)>;
-Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress);
+Result<kbv_event_t> run_sync(const SubmitFn& submit, const ProgressFn& progress,
+                             bool must_finish = false);
 
 }  // namespace kbv::verbs

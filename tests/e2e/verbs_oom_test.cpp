@@ -15,9 +15,11 @@
 // std::terminate); what was created is then destroyed (allocation working)
 // and the same sequence run again must succeed. Device open and close get
 // the same treatment (every allocation in turn fails; each call returns,
-// nothing hangs, nothing leaks). Not exercised: failures inside the object
-// destroys (a QP's destroy step allocates after its close began, and a
-// failure there leaves it closing: tests/fuzz/README.md "Known").
+// nothing hangs, nothing leaks). The destroying half runs with each
+// allocation in turn failing too: a destroy returns KBV_SUCCESS, or
+// KBV_ERR_NO_MEMORY having done nothing (then retried); a destroy step that
+// cannot build its firmware command is run again from device progress
+// (verbs/registry.cpp run_destroy), so no object is left closing.
 // OOM_TRACE=1 prints each N and the stack of the allocation failed.
 // Leaks: the ASan build of `make test` runs this binary with LeakSanitizer.
 #include <dlfcn.h>
@@ -311,15 +313,47 @@ TEST_F(VerbsOom, ObjectsEveryAllocationInTurn) {
   EXPECT_EQ(kbv_device_close(dev, KBV_EQ_NONE, 0), KBV_SUCCESS);
 }
 
+// The destroying half (QP, MR, CQ, PD) with the N-th driver allocation
+// failing, for every N: each destroy returns (KBV_SUCCESS, or
+// KBV_ERR_NO_MEMORY with nothing done, retried with allocation working),
+// none hangs, nothing is left closing (the device closes at the end; a
+// firmware QP or CQ leaked by a destroy would make its close refuse
+// DESTROY_EQ / DEALLOC_UAR).
+TEST_F(VerbsOom, DestroysEveryAllocationInTurn) {
+  kbv_device_t dev = 0;
+  ASSERT_EQ(kbv_device_open(uri.c_str(), nullptr, KBV_EQ_NONE, 0, &dev), KBV_SUCCESS);
+  long failures = 0;
+  for (long n = 1;; ++n) {
+    Objects o;
+    o.dev = dev;
+    const char* step = "";
+    ASSERT_EQ(create_all(o, uri, buf, &step), KBV_SUCCESS) << step << " (round " << n << ")";
+    if (getenv("OOM_TRACE")) std::fprintf(stderr, "destroy n=%ld\n", n);
+    t_failed = false;
+    t_countdown = n;
+    const kbv_status_t dst = destroy_all(o, false);
+    t_countdown = 0;
+    EXPECT_EQ(dst, KBV_SUCCESS) << "destroy with allocation " << n << " failing";
+    if (!t_failed) break;  // the destroys made fewer than n allocations
+    ++failures;
+    if (::testing::Test::HasFailure()) break;
+  }
+  std::printf("destroys: %ld failures injected\n", failures);
+  EXPECT_GT(failures, 0);
+  EXPECT_EQ(kbv_device_close(dev, KBV_EQ_NONE, 0), KBV_SUCCESS);
+}
+
 // Device open, a port query and close: every allocation in turn fails,
 // open and close each return a status (no hang), a device that opened
 // closes (a close that failed for memory is retried with allocation
 // working), and the next open of the same device succeeds up to its own
 // failure (a device left open would answer KBV_ERR_BUSY).
-// DISABLED_ (run it with --gtest_also_run_disabled_tests): about one run in
-// five under load ends in std::terminate (a std::bad_alloc leaving a
-// noexcept frame, not found yet; the handler below prints its stack).
-TEST_F(VerbsOom, DISABLED_DeviceOpenCloseEveryAllocationInTurn) {
+// Each open is a whole bring-up and teardown of a model HCA: every
+// allocation in turn is ~650-700 opens (34-60 s on a 2-vCPU VM at load ~20,
+// nice 19: DISABLED_, for deeper runs); make test fails every 3rd (~230
+// failures injected, a third of the time). The handler below prints the
+// stack of a std::terminate should one happen.
+void open_close_in_turn(const std::string& uri, long stride) {
   std::set_terminate([] {
     void* f[48];
     std::fprintf(stderr, "std::terminate; stack:\n");
@@ -328,7 +362,7 @@ TEST_F(VerbsOom, DISABLED_DeviceOpenCloseEveryAllocationInTurn) {
   });
   long failures = 0;
   std::string outcomes;
-  for (long n = 1;; ++n) {
+  for (long n = 1;; n += stride) {
     kbv_device_t dev = 0;
     t_failed = false;
     if (getenv("OOM_TRACE")) std::fprintf(stderr, "n=%ld\n", n);
@@ -370,5 +404,10 @@ TEST_F(VerbsOom, DISABLED_DeviceOpenCloseEveryAllocationInTurn) {
   std::printf("device open/close: %ld failures injected\n%s", failures, outcomes.c_str());
   EXPECT_GT(failures, 10);
 }
+
+TEST_F(VerbsOom, DeviceOpenCloseEveryThirdAllocation) { open_close_in_turn(uri, 3); }
+
+// Run with --gtest_also_run_disabled_tests.
+TEST_F(VerbsOom, DISABLED_DeviceOpenCloseEveryAllocationInTurn) { open_close_in_turn(uri, 1); }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "common/log.hpp"
 #include "hca/cmdq/cmd_trace.hpp"
@@ -215,6 +216,7 @@ Status CmdQueue::post(uint32_t slot, uint64_t id, std::span<const std::byte> in,
   sl.post_ns = io_.now_ns();
   sl.deadline_ns = sl.post_ns + timeout_ns;
   sl.cb = std::move(cb);
+  sl.complete_later = false;
   sl.state = SlotState::kBusy;
   trace_cmd_input(slot, token, in);
 
@@ -269,7 +271,15 @@ void CmdQueue::complete(uint32_t slot) {
   if (c.delivery_status != 0) {
     c.status = Status{KBV_ERR_CMD_DELIVERY};
   } else {
-    out.resize(sl.out_len);
+    try {
+      out.resize(sl.out_len);
+    } catch (const std::bad_alloc&) {
+      // No memory for the output: nothing changed; the slot stays busy and
+      // software-owned and poll() completes it later (an EQE lost this way
+      // left its command waiting for its timeout: found by verbs_oom).
+      sl.complete_later = true;
+      return;
+    }
     std::span<const std::byte> inl = ent.bytes(cmd_layout::out);
     std::memcpy(out.data(), inl.data(), prm::kCmdInlineBytes);
     MailboxPool::read_data(sl.out_chain, std::span<std::byte>(out).subspan(prm::kCmdInlineBytes));
@@ -282,6 +292,7 @@ void CmdQueue::complete(uint32_t slot) {
   mailboxes_.free_chain(sl.in_chain);
   mailboxes_.free_chain(sl.out_chain);
   sl.state = SlotState::kFree;
+  sl.complete_later = false;
   CmdCallback cb = std::move(sl.cb);
   sl.cb = nullptr;
   finish(cb, c);
@@ -339,7 +350,7 @@ uint32_t CmdQueue::poll() {
       continue;
     }
     if (sl.state != SlotState::kBusy) continue;
-    if (!event_mode_ && sw_owned(i)) {
+    if ((!event_mode_ || sl.complete_later) && sw_owned(i)) {
       complete(i);
       ++done;
       continue;

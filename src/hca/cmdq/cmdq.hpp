@@ -191,6 +191,9 @@ class CmdQueue {
     uint64_t deadline_ns = 0;
     std::vector<MailboxBlock> in_chain, out_chain;
     CmdCallback cb;
+    // Its completion EQE came but complete() found no memory for the
+    // output (nothing changed): poll() completes it.
+    bool complete_later = false;
   };
   struct Queued {
     uint64_t id;
