@@ -286,6 +286,15 @@ class SendQueue {
   bool simple(const typename A::Wr& wr) const;
   template <class A>
   void build_simple(const typename A::Wr& wr);
+  // simple<St>() with the QP type's part precomputed (simple_ops: 0 for UD).
+  template <class A>
+  static bool common_shape(const A& a, const typename A::Wr& wr, uint8_t simple_ops,
+                           uint32_t max_inline);
+  // The common shape's WQE at w (index pc) and its slot, from values the
+  // caller holds in registers; the control segment's first word.
+  template <class A>
+  static uint64_t write_common(std::byte* w, Slot* slot, uint32_t pc, uint32_t qpn, uint8_t ce_all,
+                               const typename A::Wr& wr);
   // An inline segment that runs past the ring end: built contiguously, then
   // copied unit by unit (rare; out of line).
   void put_wrapped_inline(size_t start, const Sge* sg, size_t n, uint32_t total);

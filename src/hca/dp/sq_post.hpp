@@ -238,6 +238,54 @@ template <class A>
 }
 
 template <class A>
+[[gnu::always_inline]] inline bool SendQueue::common_shape(const A& a, const typename A::Wr& wr,
+                                                           uint8_t simple_ops,
+                                                           uint32_t max_inline) {
+  // simple_ops is 0 for UD, so prepare() is never asked for an address
+  // handle here.
+  const uint32_t op = A::opcode(wr);
+  if (op >= sq_detail::kOpcodes || ((simple_ops >> op) & 1) == 0 || A::num_sge(wr) != 1)
+    return false;
+  const Ah* ah = nullptr;
+  if (a.template prepare<false>(wr, &ah) != KBV_SUCCESS) return false;
+  if (A::flags(wr) & send_flags::kInline) {
+    const Sge& sge = A::sg(wr)[0];
+    if (op == static_cast<uint32_t>(WrOpcode::kRdmaRead) || sge.length > max_inline ||
+        (sge.length != 0 && sge.addr == 0) ||
+        1 + sq_detail::kOps[op].extra + wqe::inline_seg_units(sge.length) > 4)
+      return false;
+  }
+  return true;
+}
+
+template <class A>
+[[gnu::always_inline]] inline uint64_t SendQueue::write_common(std::byte* w, Slot* slot,
+                                                               uint32_t pc, uint32_t qpn,
+                                                               uint8_t ce_all,
+                                                               const typename A::Wr& wr) {
+  using sq_detail::kOps;
+  const uint32_t op = A::opcode(wr);
+  const uint32_t flags = A::flags(wr);
+  const uint8_t fm_ce_se = sq_detail::kFmCeSe[flags & 7] | ce_all;
+  // The WQE: control [+ remote address] [+ data pointer | inline data].
+  const Sge& sge = A::sg(wr)[0];
+  uint32_t ds = 1;
+  if (kOps[op].extra != 0) wqe::set_raddr_seg(w + 16 * ds++, A::remote_addr(wr), A::rkey(wr));
+  if (sge.length != 0) {
+    if (flags & send_flags::kInline) {
+      wqe::set_inline_data_seg(w + 16 * ds, &sge, 1, sge.length);
+      ds += wqe::inline_seg_units(sge.length);
+    } else {
+      wqe::set_data_ptr_seg(w + 16 * ds++, sge.addr, sge.length, sge.lkey);
+    }
+  }
+  const uint64_t ctrl0 =
+      wqe::set_ctrl_seg(w, pc, kOps[op].mlx5, qpn, ds, fm_ce_se, kOps[op].imm ? A::imm(wr) : 0);
+  *slot = Slot{A::wr_id(wr), pc + 1};
+  return ctrl0;
+}
+
+template <class A>
 [[gnu::always_inline]] inline bool SendQueue::post_one(const A& a, const typename A::Wr& wr) {
   using sq_detail::kOps;
   // simple<St>() with the QP type's part precomputed (simple_ops_: 0 for
@@ -309,6 +357,24 @@ template <uint32_t St, class A>
   uint32_t last = pc_;
   kbv_status_t s = KBV_SUCCESS;
   size_t i = 0;
+  if constexpr (St != prm::qpc_st::kUd) {
+    // The leading requests of the common shape with room (a batch): the
+    // queue's constants and the producer counter in registers (a WQE store
+    // through std::byte would otherwise reload every member), one slot each.
+    std::byte* const ring = cfg_.ring;
+    Slot* const slots = slots_.data();
+    const uint32_t mask = mask_, tail = tail_, qpn = cfg_.qpn, max_inline = cfg_.max_inline;
+    const uint8_t ops = simple_ops_, ce_all = ce_all_;
+    uint32_t pc = pc_;
+    for (; i < n; ++i) {
+      const typename A::Wr& wr = wrs[i];
+      if (!common_shape(a, wr, ops, max_inline) || pc - tail > mask) break;
+      (void)write_common<A>(ring + (size_t{pc & mask} << 6), slots + (pc & mask), pc, qpn, ce_all,
+                            wr);
+      last = pc++;
+    }
+    pc_ = pc;
+  }
   for (; i < n; ++i) {
     const typename A::Wr& wr = wrs[i];
     const Ah* ah = nullptr;
