@@ -58,7 +58,7 @@ struct Side {
     auto p = dev.alloc_pd();
     if (!p) return fail("alloc_pd", p.status());
     pd = std::move(*p);
-    auto c = dev.create_cq({.cqe = 16, .reserved = 0, .event_eq = KBV_EQ_NONE});
+    auto c = dev.create_cq({.cqe = 16, .flags = 0, .event_eq = KBV_EQ_NONE});
     if (!c) return fail("create_cq", c.status());
     cq = std::move(*c);
     auto m = pd.reg_mr(buf.data(), buf.size(), KBV_ACCESS_LOCAL_WRITE);

@@ -233,6 +233,11 @@ kbv_status_t kbv_device_read_clock(kbv_device_t dev, uint64_t* ticks, uint32_t* 
 #define KBV_DEVICE_CAP_ROCE_V2 (1ull << 7)
 #define KBV_DEVICE_CAP_BLUEFLAME (1ull << 8)
 #define KBV_DEVICE_CAP_MULTICAST (1ull << 9)
+/* CQs can return completion timestamps (KBV_CQ_FLAG_COMPLETION_TIMESTAMP):
+ * the device has a free-running clock (device_frequency_khz != 0) and
+ * offers its format for CQE timestamps (roce_cap.qp_ts_format FREE_RUNNING
+ * or FREE_RUNNING_AND_REAL_TIME; mlx5_ifc.h MLX5_TIMESTAMP_FORMAT_CAP_*). */
+#define KBV_DEVICE_CAP_COMPLETION_TIMESTAMP (1ull << 10)
 
 typedef struct kbv_device_attr {
   char uri[KBV_URI_MAX];
@@ -260,7 +265,11 @@ typedef struct kbv_device_attr {
   uint32_t local_ca_ack_delay;
   uint32_t page_size_cap; /* bytes: translation page sizes supported (bit n = 2^n) */
   uint32_t max_pkeys;     /* P_Key table entries per port (kbv_port_query_pkey) */
-  uint32_t reserved[7];
+  /* The free-running clock's rate in kHz (cmd_hca_cap.device_frequency_khz;
+   * ibv_device_attr_ex.hca_core_clock as the kernel's mlx5_ib reports it);
+   * 0: no clock. */
+  uint32_t core_clock_khz;
+  uint32_t reserved[6];
 } kbv_device_attr_t;
 
 /* Device query (caps, fw version, GUIDs). Event: info 0. Errors:
@@ -400,15 +409,27 @@ kbv_status_t kbv_mr_get_keys(kbv_mr_t mr, uint32_t* lkey, uint32_t* rkey);
 
 /* ===== completion queues ================================================== */
 
+/* kbv_cq_attr.flags */
+/* Completion timestamps: kbv_poll_cq_ts returns each completion's CQE
+ * timestamp (see there). The device writes the timestamp into every CQE
+ * (mlx5_cqe64 timestamp) in the format its QP's qpc.ts_format selects;
+ * asking for it here makes kbv create the QPs attached to the CQ with the
+ * free-running format, as the kernel's mlx5_ib does for a CQ created with
+ * IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION (qp.c get_ts_format). Requires
+ * KBV_DEVICE_CAP_COMPLETION_TIMESTAMP. */
+#define KBV_CQ_FLAG_COMPLETION_TIMESTAMP (1u << 0)
+
 typedef struct kbv_cq_attr {
-  uint32_t cqe; /* at least this many completions (rounded up to 2^n) */
-  uint32_t reserved;
+  uint32_t cqe;      /* at least this many completions (rounded up to 2^n) */
+  uint32_t flags;    /* KBV_CQ_FLAG_* (0: none; was reserved, must be 0) */
   kbv_eq_t event_eq; /* CQ error events; 0: the create's eq */
 } kbv_cq_attr_t;
 
 /* Event: info = the CQN. Errors: KBV_ERR_INVALID_HANDLE,
- * KBV_ERR_INVALID_ARGUMENT (attr/out NULL, cqe 0), KBV_ERR_LIMIT_EXCEEDED
- * (cqe above max_cqe), firmware statuses. */
+ * KBV_ERR_INVALID_ARGUMENT (attr/out NULL, cqe 0, unknown flags),
+ * KBV_ERR_LIMIT_EXCEEDED (cqe above max_cqe), KBV_ERR_NOT_SUPPORTED
+ * (KBV_CQ_FLAG_COMPLETION_TIMESTAMP on a device without
+ * KBV_DEVICE_CAP_COMPLETION_TIMESTAMP), firmware statuses. */
 kbv_status_t kbv_cq_create(kbv_device_t dev, const kbv_cq_attr_t* attr, kbv_eq_t eq,
                            uint64_t user_data, kbv_cq_t* out);
 /* Resize to at least cqe entries (keeps the CQN). The CQ must have been
@@ -732,6 +753,33 @@ _Static_assert(sizeof(kbv_send_wr_t) == 80, "kbv_send_wr_t is ABI");
  * that only polls still has its device's health checked: every 1024th
  * empty poll drives the device once (kbv_device_progress, try-lock). */
 int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n);
+
+/* As kbv_poll_cq, and timestamps[i] = the time completion i was written,
+ * in raw ticks of the HCA's free-running clock: the CQE's timestamp field
+ * (rdma-core mlx5dv.h struct mlx5_cqe64 timestamp, big-endian 64 bits at
+ * byte 48; read as rdma-core's mlx5 mlx5_cq_read_wc_completion_ts does),
+ * the same clock kbv_device_read_clock reads (init segment internal_timer,
+ * counting at kbv_device_attr.core_clock_khz = device_frequency_khz; it
+ * restarts from 0 at a function reset). Convert with
+ * kbv_clock_ticks_to_ns. The values are the device's: completions of one
+ * CQ are written in order, so their timestamps do not decrease; a
+ * completion kbv makes itself after a device failure (KBV_ERR_WR_FLUSHED,
+ * no CQE) has timestamp 0. timestamps must hold n entries. The CQ must
+ * have been created with KBV_CQ_FLAG_COMPLETION_TIMESTAMP
+ * (KBV_ERR_INVALID_STATE otherwise); kbv_poll_cq on such a CQ works as
+ * usual. Errors as kbv_poll_cq, and KBV_ERR_INVALID_ARGUMENT (timestamps
+ * NULL with n > 0). Data-path thread (the CQ's owner); no lock, no
+ * allocation. */
+int kbv_poll_cq_ts(kbv_cq_t cq, kbv_wc_t* wcs, uint64_t* timestamps, uint32_t n);
+
+/* Ticks of the free-running clock (kbv_device_read_clock, kbv_poll_cq_ts)
+ * to nanoseconds: ticks * 10^6 / frequency_khz, without overflow for any
+ * tick count below 2^64 / 10^6 * frequency_khz (585 years at 1 GHz). 0 for
+ * frequency_khz 0 (no clock). */
+static inline uint64_t kbv_clock_ticks_to_ns(uint64_t ticks, uint32_t frequency_khz) {
+  if (frequency_khz == 0) return 0;
+  return ticks / frequency_khz * 1000000u + ticks % frequency_khz * 1000000u / frequency_khz;
+}
 
 #ifdef __cplusplus
 }

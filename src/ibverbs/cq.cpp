@@ -77,6 +77,10 @@ ibv_cq_ex* create_cq(ibv_context* context, uint32_t cqe, void* cq_context,
   kbv_cq_attr_t a{};
   a.cqe = cqe;
   a.event_eq = st.async_eq;
+  // rdma-core's mlx5 passes the same wish to the kernel
+  // (IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION); kbv refuses it on a device
+  // without the capability: EOPNOTSUPP.
+  if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) a.flags = KBV_CQ_FLAG_COMPLETION_TIMESTAMP;
   const kbv_status_t s = kbv_cq_create(to_ctx(context)->dev, &a, KBV_EQ_NONE, 0, &c->handle);
   if (s != KBV_SUCCESS) {
     delete c;

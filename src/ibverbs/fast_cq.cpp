@@ -19,7 +19,11 @@
 // (ENOENT when none is left); end_poll ends the batch. The completion a
 // start/next_poll made current is consumed from kbv's CQ when it is read,
 // one at a time, so nothing is held back between polls and ibv_poll_cq on
-// the same CQ sees what follows.
+// the same CQ sees what follows. A CQ created with
+// IBV_WC_EX_WITH_COMPLETION_TIMESTAMP is read through kbv_poll_cq_ts
+// instead (its own start/next_poll, chosen at create), and
+// ibv_wc_read_completion_ts returns the current completion's CQE timestamp
+// in raw ticks of the HCA's free-running clock (hca_core_clock kHz).
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <sched.h>
@@ -81,12 +85,33 @@ int take(Cq& cq) {
   return 0;
 }
 
+// take() for a CQ created with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP: the
+// completion and its CQE timestamp (kbv_poll_cq_ts) into cq.cur / cq.cur_ts.
+int take_ts(Cq& cq) {
+  const int got = kbv_poll_cq_ts(cq.handle, &cq.cur, &cq.cur_ts, 1);
+  if (got == 0) {
+    idle(cq);
+    return ENOENT;
+  }
+  if (got < 0) [[unlikely]]
+    return post_errno(static_cast<kbv_status_t>(got));
+  cq.cqx.wr_id = cq.cur.wr_id;
+  cq.cqx.status = wc_status(cq.cur.status);
+  return 0;
+}
+
 int start_poll(ibv_cq_ex* c, ibv_poll_cq_attr* attr) {
   if (attr != nullptr && attr->comp_mask != 0) [[unlikely]]
     return EINVAL;
   return take(*to_cq(c));
 }
 int next_poll(ibv_cq_ex* c) { return take(*to_cq(c)); }
+int start_poll_ts(ibv_cq_ex* c, ibv_poll_cq_attr* attr) {
+  if (attr != nullptr && attr->comp_mask != 0) [[unlikely]]
+    return EINVAL;
+  return take_ts(*to_cq(c));
+}
+int next_poll_ts(ibv_cq_ex* c) { return take_ts(*to_cq(c)); }
 void end_poll(ibv_cq_ex*) {}
 
 const kbv_wc_t& cur(ibv_cq_ex* c) { return to_cq(c)->cur; }
@@ -106,10 +131,16 @@ unsigned int read_wc_flags(ibv_cq_ex* c) { return wc_flags(cur(c).flags); }
 uint32_t read_slid(ibv_cq_ex* c) { return is_recv(cur(c).opcode) ? cur(c).slid : 0; }
 uint8_t read_sl(ibv_cq_ex* c) { return is_recv(cur(c).opcode) ? wc_sl(cur(c)) : 0; }
 uint8_t read_dlid_path_bits(ibv_cq_ex*) { return 0; }
+// The CQE's timestamp in raw device clock ticks, as rdma-core's mlx5
+// (mlx5_cq_read_wc_completion_ts: be64toh(cqe64->timestamp)).
+uint64_t read_completion_ts(ibv_cq_ex* c) { return to_cq(c)->cur_ts; }
 
-// What kbv can give: the standard fields. Timestamps (kbv's CQE decode keeps
-// none), cvlan, flow tag and tag matching are not.
-constexpr uint64_t kSupportedWcFlags = IBV_WC_STANDARD_FLAGS;
+// What kbv can give: the standard fields and the completion timestamp (on
+// a device with KBV_DEVICE_CAP_COMPLETION_TIMESTAMP; the create fails with
+// EOPNOTSUPP otherwise). Wall-clock timestamps (no real-time clock), cvlan,
+// flow tag and tag matching are not.
+constexpr uint64_t kSupportedWcFlags =
+    uint64_t{IBV_WC_STANDARD_FLAGS} | uint64_t{IBV_WC_EX_WITH_COMPLETION_TIMESTAMP};
 
 }  // namespace
 
@@ -117,8 +148,9 @@ int init_cq_ex_ops(Cq& cq, uint64_t flags) {
   if (flags & ~kSupportedWcFlags) return EOPNOTSUPP;
   cq.wc_flags = flags;
   ibv_cq_ex& x = cq.cqx;
-  x.start_poll = start_poll;
-  x.next_poll = next_poll;
+  const bool ts = (flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) != 0;
+  x.start_poll = ts ? start_poll_ts : start_poll;
+  x.next_poll = ts ? next_poll_ts : next_poll;
   x.end_poll = end_poll;
   x.read_opcode = read_opcode;
   x.read_vendor_err = read_vendor_err;
@@ -130,7 +162,7 @@ int init_cq_ex_ops(Cq& cq, uint64_t flags) {
   x.read_slid = (flags & IBV_WC_EX_WITH_SLID) ? read_slid : nullptr;
   x.read_sl = (flags & IBV_WC_EX_WITH_SL) ? read_sl : nullptr;
   x.read_dlid_path_bits = (flags & IBV_WC_EX_WITH_DLID_PATH_BITS) ? read_dlid_path_bits : nullptr;
-  x.read_completion_ts = nullptr;
+  x.read_completion_ts = ts ? read_completion_ts : nullptr;
   x.read_cvlan = nullptr;
   x.read_flow_tag = nullptr;
   x.read_tm_info = nullptr;

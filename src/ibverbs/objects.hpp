@@ -100,6 +100,7 @@ struct Cq {
   // The completion start_poll/next_poll read; cqx.status / cqx.wr_id mirror
   // it. Data-path state, owned by fast_cq.cpp.
   kbv_wc_t cur{};
+  uint64_t cur_ts = 0;       // cur's CQE timestamp (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
   uint32_t empty_polls = 0;  // polls that found nothing (fast_cq.cpp)
 };
 
@@ -173,8 +174,10 @@ void fill_context_ops(Context& ctx);
 // Sets cq.wc_flags and the ibv_cq_ex poll functions (start_poll, next_poll,
 // end_poll, read_* for the flags asked for). Call for every CQ (ibv_create_cq
 // passes IBV_WC_STANDARD_FLAGS). Returns 0, or EOPNOTSUPP when wc_flags asks
-// for a field kbv cannot give (completion timestamps, cvlan, flow tag, tag
-// matching): the create must then fail with that errno.
+// for a field kbv cannot give (wall-clock timestamps, cvlan, flow tag, tag
+// matching): the create must then fail with that errno. Completion
+// timestamps are given; the CQ must then be created with
+// KBV_CQ_FLAG_COMPLETION_TIMESTAMP (cq.cpp).
 int init_cq_ex_ops(Cq& cq, uint64_t wc_flags);
 
 // Sets qp.ex and the ibv_qp_ex wr_* functions for send_ops_flags

@@ -169,11 +169,39 @@ int vctx_query_device_ex(ibv_context* c, const ibv_query_device_ex_input* input,
   fill_device_attr(a, &full.orig_attr);
   full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
   full.phys_port_cnt_ex = a.phys_port_cnt;
-  // No ODP, timestamps, TSO, RSS, packet pacing, tag matching, CQ
-  // moderation or device memory: those stay 0, which is how programs learn
-  // the device lacks them.
+  // Completion timestamps: the clock's rate and the timestamp mask as the
+  // kernel's mlx5_ib reports them (main.c mlx5_ib_query_device:
+  // hca_core_clock = device_frequency_khz, timestamp_mask
+  // 0x7FFFFFFFFFFFFFFF); both 0 without the capability.
+  if (a.cap_flags & KBV_DEVICE_CAP_COMPLETION_TIMESTAMP) {
+    full.completion_timestamp_mask = 0x7FFFFFFFFFFFFFFFull;
+    full.hca_core_clock = a.core_clock_khz;
+  }
+  // No ODP, TSO, RSS, packet pacing, tag matching, CQ moderation or device
+  // memory: those stay 0, which is how programs learn the device lacks them.
   std::memset(attr, 0, attr_size);
   std::memcpy(attr, &full, std::min(attr_size, sizeof full));
+  return 0;
+}
+
+// verbs_context slot behind verbs.h's inline ibv_query_rt_values_ex: the
+// HCA's free-running clock (kbv_device_read_clock), returned as rdma-core's
+// mlx5 does (verbs.c mlx5_query_rt_values: raw_clock.tv_sec 0, tv_nsec the
+// raw tick count; EINVAL for a comp_mask bit other than
+// IBV_VALUES_MASK_RAW_CLOCK; the clock's error, with comp_mask 0, when it
+// cannot be read).
+int vctx_query_rt_values(ibv_context* c, ibv_values_ex* values) {
+  if (!c || !values) return EINVAL;
+  if (values->comp_mask & ~static_cast<uint32_t>(IBV_VALUES_MASK_RAW_CLOCK)) return EINVAL;
+  const uint32_t asked = values->comp_mask;
+  values->comp_mask = 0;
+  if (!(asked & IBV_VALUES_MASK_RAW_CLOCK)) return 0;
+  uint64_t ticks = 0;
+  const kbv_status_t s = kbv_device_read_clock(to_ctx(c)->dev, &ticks, nullptr);
+  if (s != KBV_SUCCESS) return kbv_status_to_errno(s);
+  values->raw_clock.tv_sec = 0;
+  values->raw_clock.tv_nsec = static_cast<long>(ticks);
+  values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
   return 0;
 }
 
@@ -182,6 +210,7 @@ int vctx_query_device_ex(ibv_context* c, const ibv_query_device_ex_input* input,
 void fill_query_ops(Context& ctx) {
   ctx.vctx.query_port = vctx_query_port;
   ctx.vctx.query_device_ex = vctx_query_device_ex;
+  ctx.vctx.query_rt_values = vctx_query_rt_values;
 }
 
 }  // namespace kbv::ibverbs

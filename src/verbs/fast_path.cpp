@@ -280,4 +280,33 @@ int kbv_poll_cq(kbv_cq_t cq, kbv_wc_t* wcs, uint32_t n) {
   return v::poll_cq_general(cq, wcs, n);
 }
 
+// kbv_poll_cq with the CQEs' timestamps (kbv.h): the poller's timestamped
+// instantiation (hca/dp/cq.hpp), so kbv_poll_cq itself reads none.
+int kbv_poll_cq_ts(kbv_cq_t cq, kbv_wc_t* wcs, uint64_t* timestamps, uint32_t n) {
+  auto* c = v::fast<v::CqImpl>(cq, Kind::kCq);
+  if (!c) [[unlikely]]
+    return KBV_ERR_INVALID_HANDLE;
+  if (!c->ready()) return KBV_ERR_INVALID_STATE;
+  if (!c->timestamps) return KBV_ERR_INVALID_STATE;
+  if (n > 0 && (!wcs || !timestamps)) return KBV_ERR_INVALID_ARGUMENT;
+  if (c->resizing.load(std::memory_order_acquire)) return KBV_ERR_BUSY;
+  if (c->ops.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+    c->apply_ops();
+  if (!c->poller) return 0;
+  if (n > (1u << 30)) n = 1u << 30;  // keeps the count in int range
+  auto* out = reinterpret_cast<hca::WorkCompletion*>(wcs);
+  size_t got = c->poller->poll(out, timestamps, n);
+  if (got < n) [[unlikely]] {
+    if (c->dev->failed.load(std::memory_order_acquire)) {
+      // As kbv_poll_cq; these completions have no CQE, so no timestamp.
+      const size_t flushed = c->poller->flush(out + got, n - got);
+      for (size_t i = got; i < got + flushed; ++i) timestamps[i] = 0;
+      got += flushed;
+    } else if (got == 0 && (++c->empty_polls & 1023) == 0) {
+      (void)c->dev->progress();
+    }
+  }
+  return static_cast<int>(got);
+}
+
 }  // extern "C"

@@ -269,17 +269,21 @@ kbv_status_t kbv_mr_get_keys(kbv_mr_t mr, uint32_t* lkey, uint32_t* rkey) try {
 
 kbv_status_t kbv_cq_create(kbv_device_t dev, const kbv_cq_attr_t* attr, kbv_eq_t eq,
                            uint64_t user_data, kbv_cq_t* out) try {
-  if (!out || !attr || attr->cqe == 0) return KBV_ERR_INVALID_ARGUMENT;
+  if (!out || !attr || attr->cqe == 0 || (attr->flags & ~KBV_CQ_FLAG_COMPLETION_TIMESTAMP) != 0)
+    return KBV_ERR_INVALID_ARGUMENT;
   *out = 0;
   Status st;
   auto d = usable_device(dev, &st);
   if (!d) return st.code();
   if (attr->cqe > (1u << d->hca->caps().log_max_cq_sz)) return KBV_ERR_LIMIT_EXCEEDED;
+  const bool ts = (attr->flags & KBV_CQ_FLAG_COMPLETION_TIMESTAMP) != 0;
+  if (ts && !v::completion_timestamps(d->hca->caps())) return KBV_ERR_NOT_SUPPORTED;
   auto evq = v::event_queue_for(attr->event_eq, eq);
   if (!evq) return evq.status().code();
   auto c = std::make_shared<CqImpl>();
   c->dev = d;
   c->event_eq = *evq;
+  c->timestamps = ts;
   hca::CqConfig cfg;
   cfg.cqe = attr->cqe;
   return v::create_object(

@@ -232,7 +232,9 @@ class DeviceImpl : public Base {
   // device once and, when that did nothing, waits (poll(2)) on the async
   // EQ's interrupt eventfd (command completions) and on wake_fd (-1: none)
   // for at most kIdleWaitBoundMs; without an interrupt eventfd it yields.
-  // No sleeps. Never errors (the driver bounds every command with a timeout).
+  // While the firmware is initializing (Hca::waiting_for_init) it waits on
+  // wake_fd for Hca::kInitPollMs (2 ms, the PRM drivers' poll period)
+  // instead. Never errors (the driver bounds every command with a timeout).
   Status progress_wait(int wake_fd);
   static constexpr int kIdleWaitBoundMs = 1;
   uint32_t progress_locked();  // with mu held
@@ -357,11 +359,19 @@ class CqImpl : public Base {
   };
   std::vector<Attached> attached;
   std::atomic<bool> resizing{false};
+  // Created with KBV_CQ_FLAG_COMPLETION_TIMESTAMP (kbv_poll_cq_ts may read it).
+  bool timestamps = false;
   // Empty kbv_poll_cq calls (poller thread): every 1024th drives the device
   // once, so that a program that only polls still has its device's health
   // checked (a failed device's requests are then flushed, kbv_poll_cq).
   uint32_t empty_polls = 0;
 };
+
+// The device can stamp completions (KBV_DEVICE_CAP_COMPLETION_TIMESTAMP):
+// a clock, and its free-running format offered for CQE timestamps.
+inline bool completion_timestamps(const hca::HcaCaps& c) {
+  return c.device_frequency_khz != 0 && c.ts_free_running();
+}
 
 class SrqImpl : public Base {
  public:

@@ -56,6 +56,8 @@ void fill_device(DeviceImpl& d, const hca::cmd::NicVportContext& v, kbv_device_a
   if (c.roce && (c.roce_version & prm::kRoceVersion2Cap)) o.cap_flags |= KBV_DEVICE_CAP_ROCE_V2;
   if (c.bf) o.cap_flags |= KBV_DEVICE_CAP_BLUEFLAME;
   if (c.log_max_mcg) o.cap_flags |= KBV_DEVICE_CAP_MULTICAST;
+  if (kbv::verbs::completion_timestamps(c)) o.cap_flags |= KBV_DEVICE_CAP_COMPLETION_TIMESTAMP;
+  o.core_clock_khz = c.device_frequency_khz;
   o.max_qp = 1u << c.log_max_qp;
   o.max_qp_wr = 1u << c.log_max_qp_sz;
   o.max_cq = 1u << c.log_max_cq;

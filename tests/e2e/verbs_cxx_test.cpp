@@ -32,7 +32,7 @@ TEST_F(VerbsE2e, CxxOwnersCreateAndCloseInOrder) {
     ASSERT_TRUE(mr.has_value());
     EXPECT_NE(mr->lkey(), 0u);
     mr_handle = mr->handle();
-    auto cq = dev->create_cq({.cqe = 32, .reserved = 0, .event_eq = 0});
+    auto cq = dev->create_cq({.cqe = 32, .flags = 0, .event_eq = 0});
     ASSERT_TRUE(cq.has_value());
     kbv_wc_t wc[4];
     auto n = cq->poll(wc);

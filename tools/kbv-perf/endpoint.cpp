@@ -197,10 +197,10 @@ Result<std::unique_ptr<Endpoint>> Endpoint::create(const std::string& uri, const
   const uint64_t recv_cqes = uint64_t{nq} * rq_depth + 64;
   e->cq_depth_ =
       static_cast<uint32_t>(std::min<uint64_t>(std::max(send_cqes, recv_cqes), attr->max_cqe));
-  auto scq = e->dev_.create_cq({.cqe = e->cq_depth_, .reserved = 0, .event_eq = KBV_EQ_NONE});
+  auto scq = e->dev_.create_cq({.cqe = e->cq_depth_, .flags = 0, .event_eq = KBV_EQ_NONE});
   if (!scq) return failed(fmt::format("{}: send CQ of {}", uri, e->cq_depth_), scq.status());
   e->send_cq_ = std::move(*scq);
-  auto rcq = e->dev_.create_cq({.cqe = e->cq_depth_, .reserved = 0, .event_eq = KBV_EQ_NONE});
+  auto rcq = e->dev_.create_cq({.cqe = e->cq_depth_, .flags = 0, .event_eq = KBV_EQ_NONE});
   if (!rcq) return failed(fmt::format("{}: receive CQ of {}", uri, e->cq_depth_), rcq.status());
   e->recv_cq_ = std::move(*rcq);
 

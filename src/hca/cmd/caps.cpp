@@ -66,6 +66,7 @@ void HcaCaps::parse_roce(std::span<const std::byte> cap) {
   r_roce_min_src_udp_port = static_cast<uint32_t>(c.get(roce_cap::r_roce_min_src_udp_port));
   r_roce_max_src_udp_port = static_cast<uint32_t>(c.get(roce_cap::r_roce_max_src_udp_port));
   roce_address_table_size = static_cast<uint32_t>(c.get(roce_cap::roce_address_table_size));
+  qp_ts_format = static_cast<uint32_t>(c.get(roce_cap::qp_ts_format));
 }
 
 namespace cmd {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hca/cmd/exec.hpp"
+#include "hca/prm/qpc.hpp"
 
 namespace kbv::hca {
 
@@ -52,6 +53,15 @@ struct HcaCaps {
   uint32_t r_roce_dest_udp_port = 0;
   uint32_t r_roce_min_src_udp_port = 0, r_roce_max_src_udp_port = 0;
   uint32_t roce_address_table_size = 0;
+  // roce_cap.qp_ts_format (prm::qpc_ts_format::kCap*): the CQE timestamp
+  // formats RC/UC/UD QPs may ask for. 0 (free-running only) on a device
+  // without RoCE caps, as the field reads there.
+  uint32_t qp_ts_format = 0;
+  // The free-running format is offered (kernel mlx5_ib qp.c fr_supported).
+  bool ts_free_running() const {
+    return qp_ts_format == prm::qpc_ts_format::kCapFreeRunning ||
+           qp_ts_format == prm::qpc_ts_format::kCapFreeRunningAndRealTime;
+  }
 
   // Fills the general fields from a cmd_hca_cap block (4096 bytes).
   void parse_general(std::span<const std::byte> cap);

@@ -145,7 +145,7 @@ Status create_qp(CmdQueue& q, const QpCreateAttr& a, Done<uint32_t> done) {
       !fits(qpc::log_rq_stride, a.log_rq_stride) || !fits(qpc::srqn_rmpn_xrqn, a.srqn) ||
       !fits(qpc::log_page_size, a.log_page_size) || !fits(qpc::page_offset, a.page_offset) ||
       !fits(qpc::user_index, a.user_index) || !fits(qpc::log_msg_max, a.log_msg_max) ||
-      !fits(qpc::pm_state, a.pm_state))
+      !fits(qpc::pm_state, a.pm_state) || !fits(qpc::ts_format, a.ts_format))
     return Status{KBV_ERR_INVALID_ARGUMENT};
   auto in = make_in(Opcode::CREATE_QP, 0, create_qp_in::kBits / 8 + a.pas.size() * 8);
   Ref<create_qp_in> r(in.data());
@@ -159,6 +159,7 @@ Status create_qp(CmdQueue& q, const QpCreateAttr& a, Done<uint32_t> done) {
   c.set(qpc::log_page_size, a.log_page_size);
   c.set(qpc::page_offset, a.page_offset);
   c.set(qpc::no_sq, a.no_sq);
+  c.set(qpc::ts_format, a.ts_format);
   if (!a.no_sq) {
     c.set(qpc::log_sq_size, a.log_sq_size);
     c.set(qpc::cqn_snd, a.cqn_snd);

@@ -83,6 +83,10 @@ struct QpCreateAttr {
   uint32_t user_index = 0;
   uint32_t log_msg_max = 0;
   uint32_t pm_state = prm::qpc_pm_state::kMigrated;  // as the kernel's mlx5_ib
+  // CQE timestamp format (prm::qpc_ts_format): the kernel's mlx5_ib
+  // get_qp_ts_format asks for FREE_RUNNING when the device offers it, else
+  // DEFAULT.
+  uint32_t ts_format = prm::qpc_ts_format::kFreeRunning;
 };
 // Result: the 24-bit qpn. The QP starts in RESET.
 Status create_qp(CmdQueue& q, const QpCreateAttr& a, Done<uint32_t> done);

@@ -21,6 +21,7 @@ static_assert(offsetof(mlx5_cqe64, flags_rqpn) == 24);
 static_assert(offsetof(mlx5_cqe64, srqn_uidx) == 32);
 static_assert(offsetof(mlx5_cqe64, imm_inval_pkey) == 36);
 static_assert(offsetof(mlx5_cqe64, byte_cnt) == 44);
+static_assert(offsetof(mlx5_cqe64, timestamp) == 48);
 static_assert(offsetof(mlx5_cqe64, sop_drop_qpn) == 56);
 static_assert(offsetof(mlx5_cqe64, wqe_counter) == 60);
 static_assert(offsetof(mlx5_cqe64, op_own) == 63);
@@ -200,7 +201,8 @@ void CqPoller::decode_slow(const mlx5_cqe64& cqe, uint8_t opcode, WorkCompletion
   fill(wc, 0, KBV_ERR_WC_UNKNOWN, WcOpcode::kUnknown, 0, 0, 0, qpn, 0);
 }
 
-size_t CqPoller::poll(WorkCompletion* out, size_t max) {
+template <bool Ts>
+size_t CqPoller::poll_impl(WorkCompletion* out, size_t max, uint64_t* ts) {
   const uint32_t n = ring_.ncqe;
   uint32_t ci = ci_;
   size_t got = 0;
@@ -214,6 +216,7 @@ size_t CqPoller::poll(WorkCompletion* out, size_t max) {
     // The body after the owner byte (rdma-core mlx5_get_next_cqe).
     platform::udma_from_device_barrier();
     const auto& cqe = *reinterpret_cast<const mlx5_cqe64*>(p);
+    if constexpr (Ts) ts[got] = be64toh(cqe.timestamp);
     WorkCompletion& wc = out[got++];
     const uint32_t qpn = be32toh(cqe.sop_drop_qpn) & 0xFFFFFF;
     if (qpn != last_qpn_ && !lookup(qpn, opcode, wc)) [[unlikely]]
@@ -236,6 +239,9 @@ size_t CqPoller::poll(WorkCompletion* out, size_t max) {
   }
   return got;
 }
+
+template size_t CqPoller::poll_impl<false>(WorkCompletion*, size_t, uint64_t*);
+template size_t CqPoller::poll_impl<true>(WorkCompletion*, size_t, uint64_t*);
 
 size_t CqPoller::flush(WorkCompletion* out, size_t max) {
   size_t n = 0;

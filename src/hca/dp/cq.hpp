@@ -144,7 +144,16 @@ class CqPoller {
 
   // Fills up to out.size() completions; returns how many.
   size_t poll(std::span<WorkCompletion> out) { return poll(out.data(), out.size()); }
-  size_t poll(WorkCompletion* out, size_t max);
+  size_t poll(WorkCompletion* out, size_t max) { return poll_impl<false>(out, max, nullptr); }
+  // As poll(), and ts[i] = completion i's CQE timestamp: mlx5_cqe64
+  // timestamp (byte 48, big-endian 64 bits; rdma-core cq.c
+  // mlx5_cq_read_wc_completion_ts), the device's clock when it wrote the CQE
+  // in the format the QP's qpc.ts_format chose (free-running: the
+  // internal_timer of the init segment, device_frequency_khz ticks). The
+  // plain poll() is compiled without this (a separate instantiation).
+  size_t poll(WorkCompletion* out, uint64_t* ts, size_t max) {
+    return poll_impl<true>(out, max, ts);
+  }
 
   // After the device failed (it writes no more CQEs): up to `max`
   // completions with status KBV_ERR_WR_FLUSHED for the work requests still
@@ -164,6 +173,8 @@ class CqPoller {
     SrqQueue* srq;
   };
   CqPoller() = default;
+  template <bool Ts>
+  size_t poll_impl(WorkCompletion* out, size_t max, uint64_t* ts);
   // The CQE's QP becomes last_ (false: not attached, wc filled as an error).
   bool lookup(uint32_t qpn, uint8_t opcode, WorkCompletion& wc);
   // Everything but a good requester / responder CQE of an attached QP.

@@ -104,6 +104,8 @@ Status Qp::create(Hca& hca, const QpConfig& cfg, cmd::Done<std::unique_ptr<Qp>> 
   a.uar_page = hca.uar().index();
   a.cqn_snd = cfg.send_cqn;
   a.cqn_rcv = cfg.recv_cqn;
+  a.ts_format = hca.caps().ts_free_running() ? prm::qpc_ts_format::kFreeRunning
+                                             : prm::qpc_ts_format::kDefault;
   a.log_sq_size = qp->sq_log_;
   if (cfg.srqn) {
     a.rq_type = prm::qpc_rq_type::kSrqRq;

@@ -84,6 +84,19 @@ inline constexpr uint32_t kReserved = 0x2;
 inline constexpr uint32_t kMigrated = 0x3;
 }  // namespace qpc_pm_state
 
+// qpc.ts_format, the format of the timestamps in the QP's CQEs (mlx5_ifc.h
+// MLX5_QPC_TIMESTAMP_FORMAT_*), and the cap values saying which a device
+// offers (roce_cap.qp_ts_format, cmd_hca_cap.sq_ts_format / rq_ts_format;
+// mlx5_ifc.h MLX5_TIMESTAMP_FORMAT_CAP_*).
+namespace qpc_ts_format {
+inline constexpr uint32_t kFreeRunning = 0x0;  // the internal timer (init segment 0x1000)
+inline constexpr uint32_t kDefault = 0x1;      // the device's default format
+inline constexpr uint32_t kRealTime = 0x2;     // the real-time (PTP) clock
+inline constexpr uint32_t kCapFreeRunning = 0x0;
+inline constexpr uint32_t kCapRealTime = 0x1;
+inline constexpr uint32_t kCapFreeRunningAndRealTime = 0x2;
+}  // namespace qpc_ts_format
+
 // qpc.mtu, the IB path MTU encoding (mlx5_ifc.h MLX5_QPC_MTU_*; IBTA 9.6.1).
 namespace qpc_mtu {
 inline constexpr uint32_t k256Bytes = 0x1;

@@ -70,6 +70,13 @@ class PciFunction {
     (void)on;
   }
 
+  // The free-running clock (init segment internal_timer; device.h
+  // mlx5_init_seg): device_frequency_khz ticks since the function's last
+  // reset, read now (the init segment's copy is only refreshed by
+  // housekeeping). The engine stamps CQEs with it (mlx5_cqe64 timestamp).
+  // Default: 0, a function without a clock.
+  virtual uint64_t internal_timer() const { return 0; }
+
   // Called on VFIO_DEVICE_RESET and on function-level reset: the firmware
   // drops all state and asserts `initializing` for its configured time.
   virtual void set_reset_handler(std::function<void()> h) = 0;

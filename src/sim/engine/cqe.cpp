@@ -17,12 +17,17 @@ constexpr uint32_t kCqeBytes = sizeof(mlx5_cqe64);
 static_assert(kCqeBytes == 64);
 static_assert(offsetof(mlx5_cqe64, op_own) == 63);
 static_assert(offsetof(mlx5_err_cqe, syndrome) == 55);
+static_assert(offsetof(mlx5_cqe64, timestamp) == 48);  // docs/PRM.md "Data path"
 
 void put32(std::byte* p, uint32_t v) {
   p[0] = std::byte(v >> 24);
   p[1] = std::byte(v >> 16);
   p[2] = std::byte(v >> 8);
   p[3] = std::byte(v);
+}
+void put64(std::byte* p, uint64_t v) {
+  put32(p, static_cast<uint32_t>(v >> 32));
+  put32(p + 4, static_cast<uint32_t>(v));
 }
 void put16(std::byte* p, uint16_t v) {
   p[0] = std::byte(v >> 8);
@@ -49,6 +54,7 @@ std::array<std::byte, 64> build_cqe(const CqeFields& f, uint8_t owner) {
   put32(p + offsetof(mlx5_cqe64, srqn_uidx), f.srqn_uidx);
   put32(p + offsetof(mlx5_cqe64, imm_inval_pkey), f.imm);
   put32(p + offsetof(mlx5_cqe64, byte_cnt), f.byte_cnt);
+  put64(p + offsetof(mlx5_cqe64, timestamp), f.timestamp);
   uint32_t sop = f.qpn & 0xffffff;
   if (f.opcode == MLX5_CQE_REQ || f.opcode == MLX5_CQE_REQ_ERR) sop |= uint32_t{f.wqe_opcode} << 24;
   put32(p + offsetof(mlx5_cqe64, sop_drop_qpn), sop);

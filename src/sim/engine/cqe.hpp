@@ -9,7 +9,10 @@
 // owner bit equals (ci & n) != 0), byte 63 written last.
 //
 // Fields written (mlx5_cqe64 offsets via offsetof): srqn_uidx @32,
-// imm_inval_pkey @36, byte_cnt @44, sop_drop_qpn @56 (WQE opcode in 31:24
+// imm_inval_pkey @36, byte_cnt @44, timestamp @48 (64 bits: the internal
+// timer in free-running format, the one qpc.ts_format FREE_RUNNING / DEFAULT
+// selects and the only one the model's caps offer; rdma-core cq.c
+// mlx5_cq_read_wc_completion_ts reads it with be64toh), sop_drop_qpn @56 (WQE opcode in 31:24
 // for requester CQEs, qpn in 23:0), wqe_counter @60, flags_rqpn @28 (UD:
 // source QPN 23:0, GRH in 29:28), op_own @63 (solicited in bit 1,
 // mlx5dv_get_cqe_se). Error CQEs (MLX5_CQE_REQ_ERR / RESP_ERR; rdma-core
@@ -87,6 +90,9 @@ struct CqeFields {
   bool solicited = false;
   uint8_t syndrome = 0;  // error CQEs: MLX5_CQE_SYNDROME_*
   uint8_t vendor_syndrome = 0;
+  // The free-running clock when the CQE is written (PciFunction::
+  // internal_timer, device_frequency_khz ticks): mlx5_cqe64 timestamp.
+  uint64_t timestamp = 0;
 };
 
 // Engine-owned notification state of a CQ (beside fw::Cq).

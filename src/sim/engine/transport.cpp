@@ -463,7 +463,10 @@ void Transport::cqe(uint32_t cqn, const CqeFields& f) {
   // real arm, sn 0 / any / ci 0, also comes through the UAR doorbell).
   uint32_t arm = 0;
   if (read_dbrec(cq->dbr_addr + 4, &arm) && arm != 0) (void)arm_cq(*cq, n, arm, sink);
-  if (write_cqe(iommu(), *cq, n, f, sink).is_ok()) {
+  // Stamped as it is written (the CQE's completion time).
+  CqeFields stamped = f;
+  stamped.timestamp = ctx_.pci().internal_timer();
+  if (write_cqe(iommu(), *cq, n, stamped, sink).is_ok()) {
     c_.cqes.fetch_add(1, std::memory_order_relaxed);
     if (f.opcode == MLX5_CQE_REQ_ERR || f.opcode == MLX5_CQE_RESP_ERR) {
       if (f.syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR)

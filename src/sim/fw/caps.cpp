@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "sim/fw/caps.hpp"
 
+#include "hca/prm/qpc.hpp"
+
 #include "sim/fw/context.hpp"
 #include "sim/fw/syndromes.hpp"
 
@@ -78,6 +80,9 @@ void fill_roce(prm::Ref<roce_cap> c) {
   c.set(roce_cap::r_roce_max_src_udp_port, 0xFFFF);
   c.set(roce_cap::r_roce_min_src_udp_port, 0xC000);
   c.set(roce_cap::roce_address_table_size, 256);
+  // CQE timestamps: the free-running internal timer only (no real-time
+  // clock; mlx5_ifc.h MLX5_TIMESTAMP_FORMAT_CAP_FREE_RUNNING).
+  c.set(roce_cap::qp_ts_format, prm::qpc_ts_format::kCapFreeRunning);
 }
 
 void fill_atomic(prm::Ref<atomic_caps> c) {

@@ -209,6 +209,8 @@ inline constexpr uint32_t kQpLogMsgMax = at(prm::Opcode::CREATE_QP, 20);
 inline constexpr uint32_t kQpPmState = at(prm::Opcode::CREATE_QP, 21);
 inline constexpr uint32_t kQpCounterSet = at(prm::Opcode::CREATE_QP, 22);
 inline constexpr uint32_t kQpNoQueues = at(prm::Opcode::CREATE_QP, 23);  // no SQ and no RQ
+// qpc.ts_format the caps do not offer (REAL_TIME, or the reserved 3).
+inline constexpr uint32_t kQpTsFormat = at(prm::Opcode::CREATE_QP, 24);
 inline constexpr uint32_t kDestroyQpUnknown = at(prm::Opcode::DESTROY_QP, 1);
 inline constexpr uint32_t kDestroyQpAttached = at(prm::Opcode::DESTROY_QP, 2);
 inline constexpr uint32_t kQueryQpUnknown = at(prm::Opcode::QUERY_QP, 1);

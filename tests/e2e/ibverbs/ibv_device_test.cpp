@@ -121,7 +121,10 @@ TEST_F(IbvTest, QueryDeviceAndEx) {
   ASSERT_EQ(ibv_query_device_ex(ctx_, nullptr, &x), 0);
   EXPECT_EQ(x.orig_attr.max_qp, a.max_qp);
   EXPECT_EQ(x.phys_port_cnt_ex, 1u);
-  EXPECT_EQ(x.completion_timestamp_mask, 0u);  // no timestamps
+  // Completion timestamps as the kernel's mlx5_ib reports them: the model's
+  // clock is 1 GHz (device_frequency_khz 1000000).
+  EXPECT_EQ(x.completion_timestamp_mask, 0x7FFFFFFFFFFFFFFFull);
+  EXPECT_EQ(x.hca_core_clock, 1000000u);
   ibv_query_device_ex_input in{};
   in.comp_mask = 1;
   EXPECT_EQ(ibv_query_device_ex(ctx_, &in, &x), EINVAL);

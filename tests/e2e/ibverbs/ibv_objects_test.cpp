@@ -115,10 +115,11 @@ TEST_F(IbvTest, CqArguments) {
   EXPECT_GE(cq->cqe, 100);
   EXPECT_EQ(ibv_resize_cq(cq, 300), 0);
   EXPECT_GE(cq->cqe, 300);
-  // ibv_create_cq_ex: a field kbv cannot give (timestamps) is EOPNOTSUPP.
+  // ibv_create_cq_ex: a field kbv cannot give (wall-clock timestamps) is
+  // EOPNOTSUPP.
   ibv_cq_init_attr_ex x{};
   x.cqe = 16;
-  x.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+  x.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
   errno = 0;
   EXPECT_EQ(ibv_create_cq_ex(ctx_, &x), nullptr);
   EXPECT_EQ(errno, EOPNOTSUPP);

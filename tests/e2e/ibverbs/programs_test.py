@@ -7,7 +7,7 @@
 #   programs_test.py KBV_RUN kbv-run          kbv-run itself: library path, model HCA
 #   programs_test.py KBV_RUN devices          ibv_devices
 #   programs_test.py KBV_RUN devinfo          ibv_devinfo and ibv_devinfo -v
-#   programs_test.py KBV_RUN pingpong rc|uc|ud
+#   programs_test.py KBV_RUN pingpong rc|uc|ud|rc-ts   (rc-ts: ibv_rc_pingpong -t, completion timestamps)
 #   programs_test.py KBV_RUN perftest PROGRAM [FLAGS...]
 #   programs_test.py KBV_RUN ud-qp-mismatch   ib_send_bw -c UD, -q 4 against -q 2
 #
@@ -217,6 +217,12 @@ PINGPONG = {
     "rc": ["ibv_rc_pingpong", "-n", "200"],
     "uc": ["ibv_uc_pingpong", "-n", "200"],
     "ud": ["ibv_ud_pingpong", "-n", "200"],
+    # -t: completion timestamps (ibv_query_device_ex's
+    # completion_timestamp_mask, ibv_create_cq_ex with
+    # IBV_WC_EX_WITH_COMPLETION_TIMESTAMP, ibv_wc_read_completion_ts); each
+    # side prints the max / min / average clock cycles between receive
+    # completions.
+    "rc-ts": ["ibv_rc_pingpong", "-n", "200", "-t"],
 }
 
 
@@ -234,6 +240,12 @@ def check_pingpong(kbv_run, kind):
             fail("the %s printed no bandwidth figure" % side)
         if not re.search(r"\d+ iters in [\d.]+ seconds = [\d.]+ usec/iter", out):
             fail("the %s printed no latency figure" % side)
+        if kind == "rc-ts":
+            m = re.search(r"Max receive completion clock cycles = (\d+)", out)
+            a = re.search(r"Average receive completion clock cycles = ([\d.]+)", out)
+            # Timestamps that move: the receives are apart in time.
+            if not m or not a or int(m.group(1)) == 0 or float(a.group(1)) <= 0:
+                fail("the %s printed no moving completion timestamps" % side)
 
 
 LAT_HEAD = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]")

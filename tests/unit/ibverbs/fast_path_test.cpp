@@ -281,7 +281,7 @@ TEST(IbverbsWc, OpcodesAndStatusesMap) {
   EXPECT_EQ(w.vendor_err, 0x88u);
 }
 
-TEST(IbverbsCqEx, StandardFlagsFillTheReadersAndTimestampsAreRefused) {
+TEST(IbverbsCqEx, StandardFlagsAndTimestampsFillTheReadersOthersAreRefused) {
   Cq cq{};
   ASSERT_EQ(init_cq_ex_ops(cq, IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM), 0);
   EXPECT_NE(cq.cqx.start_poll, nullptr);
@@ -299,9 +299,18 @@ TEST(IbverbsCqEx, StandardFlagsFillTheReadersAndTimestampsAreRefused) {
   EXPECT_NE(cq.cqx.read_slid, nullptr);
   EXPECT_NE(cq.cqx.read_sl, nullptr);
   EXPECT_NE(cq.cqx.read_dlid_path_bits, nullptr);
+  EXPECT_EQ(cq.cqx.read_completion_ts, nullptr);
+  const auto plain_start = cq.cqx.start_poll;
+  // Completion timestamps: the reader, and the timestamped poll functions
+  // (kbv_poll_cq_ts) instead of the plain ones.
+  ASSERT_EQ(
+      init_cq_ex_ops(cq, uint64_t{IBV_WC_STANDARD_FLAGS} | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP), 0);
+  ASSERT_NE(cq.cqx.read_completion_ts, nullptr);
+  EXPECT_NE(cq.cqx.start_poll, plain_start);
+  cq.cur_ts = 0x0123456789ABCDEFull;
+  EXPECT_EQ(ibv_wc_read_completion_ts(&cq.cqx), 0x0123456789ABCDEFull);
   for (uint64_t f :
-       {uint64_t{IBV_WC_EX_WITH_COMPLETION_TIMESTAMP},
-        uint64_t{IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK}, uint64_t{IBV_WC_EX_WITH_CVLAN},
+       {uint64_t{IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK}, uint64_t{IBV_WC_EX_WITH_CVLAN},
         uint64_t{IBV_WC_EX_WITH_FLOW_TAG}, uint64_t{IBV_WC_EX_WITH_TM_INFO}})
     EXPECT_EQ(init_cq_ex_ops(cq, IBV_WC_STANDARD_FLAGS | f), EOPNOTSUPP) << f;
   // ibv_cq_ex_to_cq is a cast: the CQ is the same object either way.

@@ -11,6 +11,8 @@
 //   opt_param_mask 0 (nothing optional at creation)      BAD_PARAM kQpOptParam
 //   st RC, UC or UD (cap rc/uc/ud; no XRC, DC, raw, QP1) BAD_PARAM kQpServiceType
 //   pm_state not the reserved value                      BAD_PARAM kQpPmState
+//   ts_format FREE_RUNNING or DEFAULT (caps: free-running
+//     only, roce_cap.qp_ts_format 0)                     BAD_PARAM kQpTsFormat
 //   log_msg_max <= cap log_max_msg                       LIM_ERR   kQpLogMsgMax
 //   pd allocated                                         BAD_RES   kQpPdUnknown
 //   rq_type regular, SRQ or zero-length (no CRQ)         BAD_PARAM kQpRqType
@@ -79,6 +81,10 @@ Outcome create_qp(FwContext& ctx, const Command& c, std::span<std::byte> out) {
   if (!st_ok) return fail(CmdStatus::BAD_PARAM_ERR, synd::kQpServiceType);
   if (u(qpc::pm_state) == prm::qpc_pm_state::kReserved)
     return fail(CmdStatus::BAD_PARAM_ERR, synd::kQpPmState);
+  // CQE timestamps: the caps offer the free-running format only
+  // (roce_cap.qp_ts_format, fw/caps.cpp); DEFAULT is that one here.
+  if (u(qpc::ts_format) > prm::qpc_ts_format::kDefault)
+    return fail(CmdStatus::BAD_PARAM_ERR, synd::kQpTsFormat);
   if (u(qpc::log_msg_max) > cap(ctx, prm::cmd_hca_cap::log_max_msg))
     return fail(CmdStatus::LIM_ERR, synd::kQpLogMsgMax);
   Pd* pd = t.pd(u(qpc::pd));

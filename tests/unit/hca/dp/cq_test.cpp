@@ -25,6 +25,7 @@ struct CqeSpec {
   uint32_t imm = 0;
   uint32_t flags_rqpn = 0;
   uint8_t syndrome = 0, vendor = 0;
+  uint64_t timestamp = 0;
 };
 
 class DpCqTest : public DpFixture {
@@ -48,11 +49,16 @@ class DpCqTest : public DpFixture {
     w32(offsetof(mlx5_cqe64, flags_rqpn), s.flags_rqpn);
     w32(offsetof(mlx5_cqe64, imm_inval_pkey), s.imm);
     w32(offsetof(mlx5_cqe64, byte_cnt), s.byte_cnt);
+    const uint64_t ts = htobe64(s.timestamp);
+    std::memcpy(p + offsetof(mlx5_cqe64, timestamp), &ts, 8);
     w32(offsetof(mlx5_cqe64, sop_drop_qpn), uint32_t{s.s_opcode} << 24 | s.qpn);
     const uint16_t wc = htobe16(s.wqe_counter);
     std::memcpy(p + offsetof(mlx5_cqe64, wqe_counter), &wc, 2);
-    p[offsetof(mlx5_err_cqe, syndrome)] = std::byte{s.syndrome};
-    p[offsetof(mlx5_err_cqe, vendor_err_synd)] = std::byte{s.vendor};
+    // Error CQEs carry their syndromes where good ones end the timestamp.
+    if (s.opcode == MLX5_CQE_REQ_ERR || s.opcode == MLX5_CQE_RESP_ERR) {
+      p[offsetof(mlx5_err_cqe, syndrome)] = std::byte{s.syndrome};
+      p[offsetof(mlx5_err_cqe, vendor_err_synd)] = std::byte{s.vendor};
+    }
     p[offsetof(mlx5_cqe64, op_own)] =
         static_cast<std::byte>(s.opcode << 4 | ((ci & kNcqe) ? 1 : 0));
   }
@@ -114,6 +120,39 @@ TEST_F(DpCqTest, RequesterCompletionsFindTheirWrIds) {
   EXPECT_EQ(wc[1].opcode, WcOpcode::kAtomicCs);
   EXPECT_EQ(wc[1].wr_id, 0xA4u);
   EXPECT_EQ(cq_ci_record(), 5u);
+}
+
+// poll(out, ts, max): each completion's CQE timestamp (big-endian, byte
+// 48), also for a CQE whose QP is not attached; the plain poll reads none.
+TEST_F(DpCqTest, TimestampsComeFromTheCqe) {
+  auto sq = SendQueue::create(sq_config(st::kRc, 4));
+  ASSERT_TRUE(sq.has_value());
+  const Sge sg[] = {{0x10, 8, 1}};
+  const SendWr wrs[] = {
+      {.wr_id = 0xB0, .opcode = WrOpcode::kSend, .flags = send_flags::kSignaled, .sg = sg},
+      {.wr_id = 0xB1, .opcode = WrOpcode::kSend, .flags = send_flags::kSignaled, .sg = sg},
+      {.wr_id = 0xB2, .opcode = WrOpcode::kSend, .flags = send_flags::kSignaled, .sg = sg},
+  };
+  ASSERT_TRUE(sq->post(wrs).is_ok());
+  auto p = CqPoller::create(ring());
+  ASSERT_TRUE(p.has_value());
+  ASSERT_TRUE(p->attach(kQpn, &*sq, nullptr, nullptr).is_ok());
+  put(0, {.s_opcode = MLX5_OPCODE_SEND, .wqe_counter = 0, .timestamp = 0x0102030405060708});
+  put(1, {.qpn = 0x777, .s_opcode = MLX5_OPCODE_SEND, .timestamp = 0x1111});  // not attached
+  put(2, {.s_opcode = MLX5_OPCODE_SEND, .wqe_counter = 1, .timestamp = 0x8000000000000001});
+  WorkCompletion wc[4];
+  uint64_t ts[4] = {};
+  ASSERT_EQ(p->poll(wc, ts, 4), 3u);
+  EXPECT_EQ(wc[0].wr_id, 0xB0u);
+  EXPECT_EQ(ts[0], 0x0102030405060708u);
+  EXPECT_EQ(wc[1].status, KBV_ERR_INVALID_HANDLE);
+  EXPECT_EQ(ts[1], 0x1111u);
+  EXPECT_EQ(wc[2].wr_id, 0xB1u);
+  EXPECT_EQ(ts[2], 0x8000000000000001u);
+  EXPECT_EQ(cq_ci_record(), 3u);
+  put(3, {.s_opcode = MLX5_OPCODE_SEND, .wqe_counter = 2, .timestamp = 42});
+  ASSERT_EQ(p->poll(wc, 4), 1u);  // the plain poll: same completion, no timestamp
+  EXPECT_EQ(wc[0].wr_id, 0xB2u);
 }
 
 TEST_F(DpCqTest, ResponderCompletions) {

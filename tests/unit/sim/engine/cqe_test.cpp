@@ -91,8 +91,12 @@ TEST_F(CqeTest, ResponderAndRequesterBytes) {
   f.srqn_uidx = 0x77;
   f.flags_rqpn = 0x456;
   f.solicited = true;
+  f.timestamp = 0x0102030405060708;
   ASSERT_TRUE(write(f).is_ok());
   const std::byte* c = cqe(0);
+  // mlx5_cqe64 timestamp: 64 bits big-endian at byte 48.
+  EXPECT_EQ(rd32(c + offsetof(mlx5_cqe64, timestamp)), 0x01020304u);
+  EXPECT_EQ(rd32(c + offsetof(mlx5_cqe64, timestamp) + 4), 0x05060708u);
   EXPECT_EQ(rd32(c + offsetof(mlx5_cqe64, byte_cnt)), 0x10203u);
   EXPECT_EQ(rd32(c + offsetof(mlx5_cqe64, imm_inval_pkey)), 0xdeadbeefu);
   EXPECT_EQ(rd32(c + offsetof(mlx5_cqe64, srqn_uidx)), 0x77u);

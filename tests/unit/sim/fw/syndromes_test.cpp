@@ -113,6 +113,7 @@ TEST(ObjSyndromes, NonzeroAndDistinct) {
       kQpPmState,
       kQpCounterSet,
       kQpNoQueues,
+      kQpTsFormat,
       kDestroyQpUnknown,
       kDestroyQpAttached,
       kQueryQpUnknown,
