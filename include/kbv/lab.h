@@ -147,15 +147,20 @@ typedef struct kbv_reset_info {
   uint64_t flr_ns;     /* VFIO_DEVICE_RESET */
   uint64_t bringup_ns; /* the bring-up after it (0 when not brought up again) */
   uint32_t brought_up; /* 1: the device is usable again under the same handle */
-  uint32_t reserved[3];
+  uint32_t reserved;
+  /* Part of bringup_ns: how long the firmware kept the init segment's
+   * `initializing` (0x1FC bit 31) set before the first command could go
+   * (polled every 2 ms, bounded by the open's timeout, 120 s). */
+  uint64_t init_wait_ns;
 } kbv_reset_info_t;
 
 /* Function-level reset through VFIO (VFIO_DEVICE_RESET; the model re-
  * initialises as silicon does: every firmware object and page forgotten,
- * `initializing` set for its init time). Synchronous. The function loses its
- * state, so the device is failed first (unless it already was): requests in
- * flight complete with KBV_ERR_DEVICE_FATAL and KBV_EVENT_DEVICE_FATAL is
- * posted on its event queue. Then:
+ * `initializing` set for its init time, 1 s by default, KBV_SIM_INIT_MS).
+ * Synchronous. The function loses its state, so the device is failed first
+ * (unless it already was): requests in flight complete with
+ * KBV_ERR_DEVICE_FATAL and KBV_EVENT_DEVICE_FATAL is posted on its event
+ * queue. Then:
  *   - with no open children (PD, CQ, QP, SRQ, ...): the driver state is
  *     released (DMA pages and mappings) and the device is brought up again
  *     under the same handle (brought_up = 1), also after a device fatal:

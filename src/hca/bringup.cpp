@@ -63,7 +63,7 @@ std::string_view Bringup::state_name(State s) {
 }
 
 Bringup::Bringup(Hca& hca, uint64_t now_ns)
-    : h_(hca), init_deadline_ns_(now_ns + hca.cfg_.init_timeout_ns) {}
+    : h_(hca), start_ns_(now_ns), init_deadline_ns_(now_ns + hca.cfg_.init_timeout_ns) {}
 
 void Bringup::fail(Status s) {
   if (done()) return;
@@ -127,7 +127,10 @@ void Bringup::run_state() {
         return;
       }
       if (read_reg(bar, 0, prm::init_seg::initializing) == 0) {
-        h_.health_.start(h_.io_.now_ns());
+        const uint64_t now = h_.io_.now_ns();
+        init_wait_ns_ = now - start_ns_;
+        log::debug(kLog, "firmware initializing for {} us", init_wait_ns_ / 1000);
+        h_.health_.start(now);
         state_ = State::kEnableHca;
       } else if (h_.io_.now_ns() >= init_deadline_ns_) {
         log::error(kLog, "firmware still initializing after {} ms",

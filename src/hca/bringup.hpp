@@ -9,7 +9,10 @@
 // Bring-up order (docs/PRM.md "Bring-up order"; rdma-core providers/mlx5/
 // mlx5_vfio.c mlx5_vfio_setup_function; kernel main.c mlx5_function_setup):
 //   kWaitInit        init_seg.initializing bit 31 clears (bounded by
-//                    HcaConfig::init_timeout_ns -> KBV_ERR_DEVICE_NOT_READY)
+//                    HcaConfig::init_timeout_ns -> KBV_ERR_DEVICE_NOT_READY;
+//                    120 s, rdma-core mlx5_vfio FW_PRE_INIT_TIMEOUT_MILI /
+//                    kernel FW_PRE_INIT_TIMEOUT; a synchronous wait polls it
+//                    every 2 ms, FW_INIT_WAIT_MS, Hca::waiting_for_init)
 //   kEnableHca       ENABLE_HCA
 //   kQueryIssi       QUERY_ISSI (a firmware without it, BAD_OP, is ISSI 0)
 //   kSetIssi         SET_ISSI 1 when supported; ISSI 0 only -> skipped;
@@ -83,6 +86,9 @@ class Bringup {
   Status status() const { return state_ == State::kDone ? Status::ok() : status_; }
   State state() const { return state_; }
   bool waiting() const { return waiting_; }
+  // How long `initializing` stayed set from the bring-up's start (kWaitInit
+  // done; 0 before).
+  uint64_t init_wait_ns() const { return init_wait_ns_; }
   // Ends the bring-up with `s` (device failure, teardown requested).
   void abort(Status s);
   static std::string_view state_name(State s);
@@ -97,7 +103,9 @@ class Bringup {
   Hca& h_;
   State state_ = State::kWaitInit;
   bool waiting_ = false;
+  uint64_t start_ns_;
   uint64_t init_deadline_ns_;
+  uint64_t init_wait_ns_ = 0;
   Status status_{KBV_PENDING};
 };
 

@@ -4,7 +4,9 @@
 #include <new>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "common/log.hpp"
 #include "hca/bringup.hpp"
@@ -71,6 +73,12 @@ Status Hca::start() {
 
 bool Hca::bringup_done() const { return bringup_ && bringup_->done(); }
 
+bool Hca::waiting_for_init() const {
+  return bringup_ && bringup_->state() == Bringup::State::kWaitInit;
+}
+
+uint64_t Hca::init_wait_ns() const { return bringup_ ? bringup_->init_wait_ns() : 0; }
+
 Status Hca::bringup_status() const {
   if (!bringup_) return Status{KBV_ERR_INVALID_STATE};
   return bringup_->status();
@@ -115,6 +123,7 @@ Status Hca::poll_until(const std::function<bool()>& done, uint64_t timeout_ns) {
     if (failure_.is_error()) return failure_;
     if (io_.now_ns() >= deadline) return Status{KBV_ERR_TIMEOUT};
     poll();
+    if (waiting_for_init()) std::this_thread::sleep_for(std::chrono::milliseconds(kInitPollMs));
   }
 }
 

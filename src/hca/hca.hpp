@@ -124,6 +124,13 @@ class Hca {
   bool bringup_done() const;
   // KBV_PENDING while bring-up runs; then success or the failing step's status.
   Status bringup_status() const;
+  // The bring-up is waiting for the init segment's `initializing` to clear
+  // (a synchronous wait then sleeps 2 ms between polls, as rdma-core's
+  // mlx5_vfio wait_fw_init and the kernel's do: FW_INIT_WAIT_MS /
+  // FW_PRE_INIT_WAIT); how long it waited once it cleared (0 before).
+  bool waiting_for_init() const;
+  static constexpr int kInitPollMs = 2;  // rdma-core mlx5_vfio.h FW_INIT_WAIT_MS
+  uint64_t init_wait_ns() const;
   bool ready() const { return bringup_done() && bringup_status().is_ok() && !teardown_; }
 
   // Begins orderly teardown (valid after start(), also after a failed

@@ -8,6 +8,7 @@
 #include "sim/fw/objects/tables.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <memory>
 
@@ -18,9 +19,30 @@ std::atomic<unsigned> g_next_host{1};
 constexpr unsigned kMaxAutoHost = 199;
 }  // namespace
 
+Status init_time_from_env(DeviceConfig& cfg, std::string* why) {
+  const char* env = std::getenv(kInitTimeEnv);
+  if (env == nullptr) return Status::ok();
+  char* end = nullptr;
+  errno = 0;
+  const long ms = std::strtol(env, &end, 10);
+  if (end == env || *end != '\0' || errno != 0 || ms < 0 || ms > 120000) {
+    if (why) *why = std::string(kInitTimeEnv) + "=" + env + ": not 0..120000 (milliseconds)";
+    return KBV_ERR_INVALID_ARGUMENT;
+  }
+  cfg.init_time = std::chrono::milliseconds(ms);
+  return Status::ok();
+}
+
 Result<std::unique_ptr<Model>> Model::create(const std::string& name, ModelConfig cfg) {
   Kernel& k = Kernel::instance();
   if (k.device(name) != nullptr) return KBV_ERR_ALREADY_EXISTS;
+  if (cfg.init_time_from_env) {
+    std::string why;
+    if (Status s = init_time_from_env(cfg.device, &why); !s.is_ok()) {
+      log::error("sim", "model {}: {}", name, why);
+      return s;
+    }
+  }
   FaultSpec env_faults;
   if (cfg.faults_from_env) {
     std::string why;

@@ -48,11 +48,24 @@ struct ModelConfig {
   // A malformed spec fails create() with KBV_ERR_INVALID_ARGUMENT (logged
   // with the offending item). Tests that need exact faults set false.
   bool faults_from_env = true;
+  // Apply KBV_SIM_INIT_MS (init_time_from_env) to device.init_time; a test
+  // that sets device.init_time itself sets false (the test setup's value
+  // would replace it).
+  bool init_time_from_env = true;
   // The port goes ACTIVE this long after INIT_HCA (link training), with a
   // port-change EQE (type 0x09, sub_type ACTIVE) to the EQ subscribed to
   // port events — by then a driver has created its async EQ.
   std::chrono::nanoseconds link_up_delay = std::chrono::milliseconds(5);
 };
+
+// KBV_SIM_INIT_MS=<ms>, 0..120000: how long a model function's
+// `initializing` stays set after power-on and after each reset
+// (DeviceConfig::init_time; default 1 s). Unset: cfg is left as it is. A
+// malformed or out-of-range value is KBV_ERR_INVALID_ARGUMENT (*why says
+// so). The meson test setup sets 10 ms, so the suites do not wait a
+// second at every device open; tests of the timing itself set it.
+inline constexpr const char* kInitTimeEnv = "KBV_SIM_INIT_MS";
+Status init_time_from_env(DeviceConfig& cfg, std::string* why = nullptr);
 
 class Model {
  public:
@@ -62,8 +75,8 @@ class Model {
   // the firmware thread. KBV_ERR_ALREADY_EXISTS for a taken name or a taken
   // explicit port_host; KBV_ERR_NO_RESOURCES when no 127.0.0.N (N <= 199) is
   // free; KBV_ERR_INVALID_ARGUMENT for a malformed KBV_SIM_FAULTS (when
-  // cfg.faults_from_env); the errors of Kernel::add_device, wire::Port::open and
-  // Firmware::start otherwise (nothing is left behind).
+  // cfg.faults_from_env) or KBV_SIM_INIT_MS (cfg.init_time_from_env); the errors of
+  // Kernel::add_device, wire::Port::open and Firmware::start otherwise (nothing is left behind).
   static Result<std::unique_ptr<Model>> create(const std::string& name, ModelConfig cfg = {});
   ~Model();
   Model(const Model&) = delete;

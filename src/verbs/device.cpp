@@ -69,6 +69,7 @@ uint32_t DeviceImpl::progress() {
 Status DeviceImpl::progress_wait(int wake_fd) {
   int irq = -1;
   uint32_t work;
+  bool init_wait = false;
   {
     std::lock_guard lk(mu);
     if (hca && !finished) {
@@ -83,8 +84,19 @@ Status DeviceImpl::progress_wait(int wake_fd) {
       }
     }
     work = progress_locked();
+    init_wait = hca && !finished && hca->waiting_for_init();
   }
   if (work != 0) return KBV_SUCCESS;
+  if (init_wait) {
+    // The firmware is still initializing (init segment `initializing`;
+    // up to about a second after a function reset, which vfio-pci does at
+    // every open): look again in 2 ms, as rdma-core's mlx5_vfio
+    // wait_fw_init (FW_INIT_WAIT_MS) and the kernel's (FW_PRE_INIT_WAIT)
+    // do, instead of spinning for all of it.
+    pollfd fd{wake_fd, POLLIN, 0};
+    (void)::poll(&fd, wake_fd >= 0 ? 1 : 0, hca::Hca::kInitPollMs);
+    return KBV_SUCCESS;
+  }
   if (irq < 0) {
     // Before the async EQ exists (bring-up: commands complete by ownership
     // polling) or without interrupts: give the CPU away, do not sleep.

@@ -228,7 +228,10 @@ kbv_status_t kbv_device_reset(kbv_device_t dev, kbv_reset_info_t* info) {
   d->hca->set_comp_handler([raw](uint32_t cqn) { raw->on_comp(cqn); });
   st = d->hca->open_sync(cfg.init_timeout_ns);
   const uint64_t t2 = now_ns();
-  if (info) info->bringup_ns = t2 - t1;
+  if (info) {
+    info->bringup_ns = t2 - t1;
+    info->init_wait_ns = d->hca->init_wait_ns();
+  }
   if (st.is_error()) {
     kbv::log::error(kLog, "{}: bring-up after reset: {}", d->uri, st.to_string());
     if (!d->hca->failure().is_error()) d->hca->fail(st);
@@ -237,7 +240,8 @@ kbv_status_t kbv_device_reset(kbv_device_t dev, kbv_reset_info_t* info) {
   d->failure.store(KBV_SUCCESS, std::memory_order_relaxed);
   d->set_failed(false);
   if (info) info->brought_up = 1;
-  kbv::log::info(kLog, "{}: brought up again in {} us", d->uri, (t2 - t1) / 1000);
+  kbv::log::info(kLog, "{}: brought up again in {} us (firmware initializing {} us)", d->uri,
+                 (t2 - t1) / 1000, d->hca->init_wait_ns() / 1000);
   return KBV_SUCCESS;
 }
 

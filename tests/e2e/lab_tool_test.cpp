@@ -205,9 +205,11 @@ TEST_F(LabTool, ResetBringsTheFunctionBack) {
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_TRUE(has(r.out, "\"ok\":true")) << r.out;
   EXPECT_TRUE(has(r.out, "\"brought_up\":true")) << r.out;
+  EXPECT_TRUE(has(r.out, "\"init_wait_us\":")) << r.out;
   Ran t = lab({"reset", uri});
   ASSERT_EQ(t.rc, 0) << t.out << t.err;
   EXPECT_TRUE(has(t.out, "FLR (VFIO_DEVICE_RESET)")) << t.out;
+  EXPECT_TRUE(has(t.out, "firmware initializing (init segment 0x1FC bit 31")) << t.out;
   EXPECT_TRUE(has(t.out, "bring-up after reset")) << t.out;
 }
 

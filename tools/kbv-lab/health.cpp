@@ -122,6 +122,7 @@ int cmd_reset(const Common& c) {
         .kv("open_us", open_us)
         .kv("flr_us", ri.flr_ns / 1000)
         .kv("bringup_us", ri.bringup_ns / 1000)
+        .kv("init_wait_us", ri.init_wait_ns / 1000)
         .kv("brought_up", ri.brought_up != 0)
         .kv("clock_ticks_after", clk == KBV_SUCCESS ? ticks : 0)
         .end();
@@ -129,12 +130,15 @@ int cmd_reset(const Common& c) {
   } else {
     fmt::print(c.out, "{}: open (bring-up) {} us\n", c.uri, open_us);
     fmt::print(c.out, "{}: FLR (VFIO_DEVICE_RESET) {} us\n", c.uri, ri.flr_ns / 1000);
-    if (st == KBV_SUCCESS && ri.brought_up)
+    if (st == KBV_SUCCESS && ri.brought_up) {
       fmt::print(c.out,
-                 "{}: bring-up after reset {} us; the clock reads {} ticks ({} kHz; it restarted "
-                 "at the reset)\n",
+                 "{}: firmware initializing (init segment 0x1FC bit 31, polled every 2 ms) {} us\n",
+                 c.uri, ri.init_wait_ns / 1000);
+      fmt::print(c.out,
+                 "{}: bring-up after reset {} us (the wait included); the clock reads {} ticks "
+                 "({} kHz; it restarted at the reset)\n",
                  c.uri, ri.bringup_ns / 1000, ticks, khz);
-    else
+    } else
       fmt::print(c.out, "{}: reset FAILED: {}\n", c.uri, describe(st, 0, 0));
   }
   close_device(dev);

@@ -141,7 +141,9 @@ void PciDevice::init_bar0() {
   store_be32(init_seg::kCmdqAddrLSzOff,
              uint32_t{cfg_.log_cmdq_size} << 4 | (cfg_.log_cmdq_stride & 0xF));
   const auto now = std::chrono::steady_clock::now();
-  reset_at_ = now;
+  reset_at_ns_.store(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count(),
+      std::memory_order_release);
   init_done_at_ = now + cfg_.init_time;
   init_pending_ = cfg_.init_time.count() > 0;
   store_be32(init_seg::kInitializingOff, init_pending_ ? prm::kInitializingBit : 0);
@@ -164,10 +166,7 @@ std::chrono::steady_clock::time_point PciDevice::housekeep(
   }
   if (now >= next_health_) {
     if (!gone) {
-      const uint64_t ns = static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(now - reset_at_).count());
-      const uint64_t ticks =
-          static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * cfg_.timer_khz / 1000000);
+      const uint64_t ticks = timer_at(now);
       store_be32(init_seg::kInternalTimerHOff, static_cast<uint32_t>(ticks >> 32));
       store_be32(init_seg::kInternalTimerLOff, static_cast<uint32_t>(ticks));
       if (!fatal_.load(std::memory_order_acquire)) {
@@ -452,6 +451,19 @@ void PciDevice::inject_health_assert(const HealthAssert& a) {
   std::lock_guard lk(mu_);
   const uint32_t dw = load_be32(init_seg::kHealthIriscIndexOff);
   store_be32(init_seg::kHealthIriscIndexOff, (dw & 0x00FFFFFFu) | uint32_t{a.irisc_index} << 24);
+}
+
+uint64_t PciDevice::timer_at(std::chrono::steady_clock::time_point now) const {
+  const int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count() -
+      reset_at_ns_.load(std::memory_order_acquire);
+  if (ns <= 0) return 0;
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * cfg_.timer_khz / 1000000);
+}
+
+uint64_t PciDevice::internal_timer() const {
+  if (gone_.load(std::memory_order_acquire)) return 0;
+  return timer_at(std::chrono::steady_clock::now());
 }
 
 bool PciDevice::initializing() const {

@@ -161,7 +161,11 @@ __attribute__((constructor)) void kbv_sim_preload_init() {
       if (m) models->push_back(std::move(*m));
       st = m.status();
     } else {
-      st = Kernel::instance().add_device(name, cfg).status();
+      DeviceConfig dc = cfg;
+      std::string why;
+      st = init_time_from_env(dc, &why);
+      if (!st) log::error("sim.preload", "{}", why);
+      if (st) st = Kernel::instance().add_device(name, dc).status();
     }
     if (st && driver && *driver) st = Kernel::instance().bind_driver(name, driver);
     if (st) {
