@@ -290,10 +290,9 @@ int kbv_poll_cq_ts(kbv_cq_t cq, kbv_wc_t* wcs, uint64_t* timestamps, uint32_t n)
   if (!c->timestamps) return KBV_ERR_INVALID_STATE;
   if (n > 0 && (!wcs || !timestamps)) return KBV_ERR_INVALID_ARGUMENT;
   if (c->resizing.load(std::memory_order_acquire)) return KBV_ERR_BUSY;
-  if (c->ops.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
-    c->apply_ops();
+  c->apply_ops();  // pending attach/detach (clears gate::kCqOps), as poll_cq_general
   if (!c->poller) return 0;
-  if (n > (1u << 30)) n = 1u << 30;  // keeps the count in int range
+  if (n > v::kMaxPoll) n = v::kMaxPoll;  // keeps the count in int range
   auto* out = reinterpret_cast<hca::WorkCompletion*>(wcs);
   size_t got = c->poller->poll(out, timestamps, n);
   if (got < n) [[unlikely]] {
