@@ -77,8 +77,7 @@ class EventQueue {
   }
   uint8_t owner_byte(uint32_t ci) const {
     // The device writes this byte; load it once per check, never cached.
-    return __atomic_load_n(reinterpret_cast<const uint8_t*>(entry(ci) + prm::eqe::owner.off / 8),
-                           __ATOMIC_RELAXED);
+    return platform::dma_load_owner(entry(ci) + prm::eqe::owner.off / 8);
   }
 
   DeviceIo& io_;

@@ -199,6 +199,54 @@ inline void mmio_bf_copy64(void* dst, const void* src) {
   }
 }
 
+// ---- handover words in DMA memory ---------------------------------------------
+// The words that hand a DMA entry between driver and HCA: an owner byte the
+// device writes last (CQE op_own, EQE owner, command status_own), and the
+// words the device reads before what they cover (doorbell records, command
+// status_own). What orders them against the entries on silicon are the
+// barriers above. These accessors add nothing to that on a normal build (the
+// same single load or store as before them), but under ThreadSanitizer
+// (KBV_TSAN) they are acquire loads and release stores: the model device does
+// its side of the same words as release stores and acquire loads
+// (sim/bus/iommu.hpp dma_copy_*), so TSan sees the PRM's ownership protocol
+// as the happens-before it is and checks every access around it.
+#if defined(__SANITIZE_THREAD__)
+#define KBV_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KBV_TSAN 1
+#endif
+#endif
+#ifndef KBV_TSAN
+#define KBV_TSAN 0
+#endif
+
+// An owner byte the device writes: one fresh load, never cached or merged.
+// Follow a load that shows software ownership with udma_from_device_barrier()
+// before reading the entry.
+inline uint8_t dma_load_owner(const void* addr) {
+  return __atomic_load_n(static_cast<const volatile uint8_t*>(addr),
+                         KBV_TSAN ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED);
+}
+
+// An owner byte the driver writes to hand an entry to the device (command
+// status_own), after udma_ordering_write_barrier().
+inline void dma_store_owner(void* addr, uint8_t value) {
+  __atomic_store_n(static_cast<volatile uint8_t*>(addr), value,
+                   KBV_TSAN ? __ATOMIC_RELEASE : __ATOMIC_RELAXED);
+}
+
+// A doorbell record word (big-endian value `be`), after
+// udma_to_device_barrier(). Normal build: the plain volatile store it always
+// was (the fast path's code does not change).
+inline void dbrec_store(volatile uint32_t* rec, uint32_t be) {
+#if KBV_TSAN
+  __atomic_store_n(rec, be, __ATOMIC_RELEASE);
+#else
+  *rec = be;
+#endif
+}
+
 // ---- Bar -------------------------------------------------------------------------
 
 // A mapped device region (BAR0: init segment + UAR pages), non-owning: the

@@ -117,9 +117,7 @@ uint8_t CmdQueue::next_token() {
 
 bool CmdQueue::sw_owned(uint32_t slot) const {
   // The device writes status_own: one fresh load per check, never cached.
-  const uint8_t so = __atomic_load_n(
-      reinterpret_cast<const uint8_t*>(entry(slot) + cmd_layout::status_own.off / 8),
-      __ATOMIC_RELAXED);
+  const uint8_t so = platform::dma_load_owner(entry(slot) + cmd_layout::status_own.off / 8);
   return (so & prm::kCmdOwnerHw) == 0;
 }
 
@@ -196,8 +194,14 @@ Status CmdQueue::post(uint32_t slot, uint64_t id, std::span<const std::byte> in,
   }
   MailboxPool::write_data(sl.in_chain, in.subspan(prm::kCmdInlineBytes));
 
+  // The model device may read status_own at any time (its periodic scan of
+  // idle slots), so the driver's plain stores stay off that byte: the entry
+  // is built in bytes 0..62 and status_own is written alone, atomically.
   std::byte* e = entry(slot);
-  std::memset(e, 0, prm::kCmdEntryBytes);
+  constexpr size_t kOwnOff = cmd_layout::status_own.off / 8;
+  static_assert(kOwnOff == prm::kCmdEntryBytes - 1);
+  std::memset(e, 0, kOwnOff);
+  platform::dma_store_owner(e + kOwnOff, 0);  // SW-owned, status 0
   prm::Ref<cmd_layout> ent(e);
   ent.set(cmd_layout::type, prm::kCmdTypePcie);
   ent.set(cmd_layout::inlen, in.size());
@@ -205,7 +209,10 @@ Status CmdQueue::post(uint32_t slot, uint64_t id, std::span<const std::byte> in,
   ent.set_bytes(cmd_layout::in, in.first(prm::kCmdInlineBytes));
   ent.set(cmd_layout::out_ptr, sl.out_chain.empty() ? 0 : sl.out_chain.front().iova);
   ent.set(cmd_layout::outlen, out_len);
-  ent.set(cmd_layout::token, token);
+  // token is a whole byte of the last dword (a field store would rewrite the
+  // dword, status_own included).
+  static_assert(cmd_layout::token.off % 8 == 0 && cmd_layout::token.width == 8);
+  e[cmd_layout::token.off / 8] = std::byte{token};
 
   prm::CRef<prm::mbox_in> hdr(in.data());
   sl.token = token;
@@ -228,12 +235,18 @@ Status CmdQueue::post(uint32_t slot, uint64_t id, std::span<const std::byte> in,
   }
   platform::udma_ordering_write_barrier();
   if (cfg_.checksum) {
-    // cmd.c: the entry is signed with its ownership byte already set; both
-    // land before the doorbell.
-    e[cmd_layout::status_own.off / 8] = std::byte{prm::kCmdOwnerHw};
-    ent.set(cmd_layout::sig, static_cast<uint8_t>(~xor8(e, 0, prm::kCmdEntryBytes)));
+    // cmd.c: the entry is signed as it will be with its ownership byte set
+    // (status_own is 0 now, kCmdOwnerHw once handed over); the signature is
+    // written before the handover, so a device that sees HW ownership also
+    // sees the signature.
+    static_assert(cmd_layout::sig.off % 8 == 0 && cmd_layout::sig.width == 8);
+    e[cmd_layout::sig.off / 8] =
+        std::byte{static_cast<uint8_t>(~(xor8(e, 0, prm::kCmdEntryBytes) ^ prm::kCmdOwnerHw))};
+    platform::udma_ordering_write_barrier();
   }
-  ent.set(cmd_layout::ownership, prm::kCmdOwnerHw);
+  // status_own: status 0, the ownership bit to HW; the entry's last store.
+  static_assert(cmd_layout::ownership.off / 8 == kOwnOff);
+  platform::dma_store_owner(e + kOwnOff, prm::kCmdOwnerHw);
   platform::udma_to_device_barrier();
   io_.bar0().write32_be(init_seg::kCmdDbellOff, 1u << slot);
   return Status::ok();

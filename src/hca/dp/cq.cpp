@@ -208,8 +208,7 @@ size_t CqPoller::poll_impl(WorkCompletion* out, size_t max, uint64_t* ts) {
   size_t got = 0;
   while (got < max) {
     const std::byte* p = ring_.buf + size_t{ci & (n - 1)} * 64;
-    const auto op_own = static_cast<uint8_t>(
-        __atomic_load_n(reinterpret_cast<const volatile uint8_t*>(p + 63), __ATOMIC_RELAXED));
+    const uint8_t op_own = platform::dma_load_owner(p + 63);
     const uint8_t opcode = op_own >> 4;
     if (opcode == MLX5_CQE_INVALID || (op_own & MLX5_CQE_OWNER_MASK) != ((ci & n) != 0)) break;
     ++ci;  // full 32 bits: the owner parity survives the 24-bit wrap
@@ -234,7 +233,7 @@ size_t CqPoller::poll_impl(WorkCompletion* out, size_t max, uint64_t* ts) {
   if (got) {
     ci_ = ci;
     platform::compiler_barrier();
-    ring_.dbrec[0] = htobe32(ci & 0xFFFFFF);
+    platform::dbrec_store(&ring_.dbrec[0], htobe32(ci & 0xFFFFFF));
     if (cq_) cq_->set_ci(ci);
   }
   return got;

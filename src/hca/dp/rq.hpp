@@ -148,7 +148,7 @@ class RecvQueue {
     }
     if (i) [[likely]] {
       platform::udma_to_device_barrier();  // WQEs before the record
-      cfg_.dbrec[0] = htobe32(head_ & 0xFFFF);
+      platform::dbrec_store(&cfg_.dbrec[0], htobe32(head_ & 0xFFFF));
     }
     return result;
   }
@@ -246,7 +246,7 @@ class SrqQueue {
     }
     if (i) [[likely]] {
       platform::udma_to_device_barrier();
-      cfg_.dbrec[0] = htobe32(counter_ & 0xFFFF);
+      platform::dbrec_store(&cfg_.dbrec[0], htobe32(counter_ & 0xFFFF));
     }
     return result;
   }

@@ -168,7 +168,7 @@ template <uint32_t St, class A>
   // WQEs before the record the device may read because of it (rdma-core
   // qp.c _mlx5_post_send; util/udma_barrier.h).
   platform::udma_to_device_barrier();
-  cfg_.dbrec[1] = htobe32(pc_ & 0xFFFF);
+  platform::dbrec_store(&cfg_.dbrec[1], htobe32(pc_ & 0xFFFF));
   // Record (and WQEs) before the UAR write; also opens the WC sequence.
   platform::mmio_wc_start();
   const uint64_t reg = cfg_.bf_offset + bf_cur_;

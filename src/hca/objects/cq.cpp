@@ -129,7 +129,7 @@ void Cq::arm(bool solicited) {
   // docs/PRM.md "Data path": arm word, record, barrier, 64-bit UAR doorbell.
   const uint32_t cmd = solicited ? 1u << 24 : 0u;
   const uint32_t word = (arm_sn_ & 3) << 28 | cmd | ci_;
-  mem_.dbrec()[1] = htobe32(word);
+  platform::dbrec_store(&mem_.dbrec()[1], htobe32(word));
   // rdma-core cq.c mlx5_arm_cq: the record before the doorbell with
   // mmio_wc_start(), the doorbell flushed with mmio_flush_writes().
   platform::mmio_wc_start();

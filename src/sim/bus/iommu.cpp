@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "sim/bus/iommu_map.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
@@ -140,7 +141,7 @@ Status IommuMap::dma_read(uint64_t iova, std::span<std::byte> dst) {
   std::shared_lock lk(mu_);
   std::byte* out = dst.data();
   const bool ok = walk(iova, dst.size(), kRead, [&](std::byte* p, uint64_t n) {
-    std::memcpy(out, p, n);
+    dma_copy_from_host(out, p, n);
     out += n;
   });
   if (ok) return Status::ok();
@@ -152,7 +153,7 @@ Status IommuMap::dma_write(uint64_t iova, std::span<const std::byte> src) {
   std::shared_lock lk(mu_);
   const std::byte* in = src.data();
   const bool ok = walk(iova, src.size(), kWrite, [&](std::byte* p, uint64_t n) {
-    std::memcpy(p, in, n);
+    dma_copy_to_host(p, in, n);
     in += n;
   });
   if (ok) return Status::ok();

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 namespace kbv::sim {
@@ -50,5 +51,52 @@ class Iommu {
   // Faults seen since creation (diagnostics and tests).
   virtual uint64_t fault_count() const = 0;
 };
+
+// The copy every Iommu implementation does between host memory and the
+// device's buffer (dma_copy_from_host: a device read, dma_copy_to_host: a
+// device write), n bytes. A naturally aligned access of 1, 2, 4 or 8 bytes is
+// one single-copy-atomic access, as one aligned PCIe MemRd/MemWr of that size
+// reaches host memory whole; such loads are acquire and stores release, larger
+// copies plain memcpy. The device's small accesses are exactly its handover
+// words: the owner byte it writes last into a CQE / EQE / command entry (after
+// the body, docs/PRM.md), the doorbell records and command status_own it reads
+// before the WQEs / entry behind them. The driver's side of the same words
+// (platform/mmio.hpp dma_load_owner / dma_store_owner / dbrec_store) pairs
+// with them, so the PRM's ownership protocol is a release/acquire pair in the
+// C++ memory model and ThreadSanitizer checks everything around it (on x86-64
+// both are plain MOVs). Threading: the caller owns the range's ordering.
+namespace detail {
+template <class T>
+bool dma_word(const std::byte* host, std::size_t n) {
+  return n == sizeof(T) && reinterpret_cast<uintptr_t>(host) % sizeof(T) == 0;
+}
+template <class T>
+void dma_load_word(std::byte* dst, const std::byte* host) {
+  const T v = __atomic_load_n(reinterpret_cast<const T*>(host), __ATOMIC_ACQUIRE);
+  std::memcpy(dst, &v, sizeof(T));
+}
+template <class T>
+void dma_store_word(std::byte* host, const std::byte* src) {
+  T v;
+  std::memcpy(&v, src, sizeof(T));
+  __atomic_store_n(reinterpret_cast<T*>(host), v, __ATOMIC_RELEASE);
+}
+}  // namespace detail
+
+inline void dma_copy_from_host(std::byte* dst, const std::byte* host, std::size_t n) {
+  if (detail::dma_word<uint8_t>(host, n)) return detail::dma_load_word<uint8_t>(dst, host);
+  if (detail::dma_word<uint16_t>(host, n)) return detail::dma_load_word<uint16_t>(dst, host);
+  if (detail::dma_word<uint32_t>(host, n)) return detail::dma_load_word<uint32_t>(dst, host);
+  if (detail::dma_word<uint64_t>(host, n)) return detail::dma_load_word<uint64_t>(dst, host);
+  std::memcpy(dst, host, n);
+}
+
+inline void dma_copy_to_host(std::byte* host, const std::byte* src, std::size_t n) {
+  if (detail::dma_word<uint8_t>(host, n)) return detail::dma_store_word<uint8_t>(host, src);
+  if (detail::dma_word<uint16_t>(host, n)) return detail::dma_store_word<uint16_t>(host, src);
+  if (detail::dma_word<uint32_t>(host, n)) return detail::dma_store_word<uint32_t>(host, src);
+  if (detail::dma_word<uint64_t>(host, n)) return detail::dma_store_word<uint64_t>(host, src);
+  std::memcpy(host, src, n);
+}
 
 }  // namespace kbv::sim

@@ -62,13 +62,13 @@ class TestIommu final : public Iommu {
   Status dma_read(uint64_t iova, std::span<std::byte> dst) override {
     std::byte* p = translate(iova, dst.size(), kRead);
     if (!p) return KBV_ERR_IOMMU_FAULT;
-    std::memcpy(dst.data(), p, dst.size());
+    dma_copy_from_host(dst.data(), p, dst.size());
     return Status::ok();
   }
   Status dma_write(uint64_t iova, std::span<const std::byte> src) override {
     std::byte* p = translate(iova, src.size(), kWrite);
     if (!p) return KBV_ERR_IOMMU_FAULT;
-    std::memcpy(p, src.data(), src.size());
+    dma_copy_to_host(p, src.data(), src.size());
     return Status::ok();
   }
   std::byte* translate(uint64_t iova, uint64_t len, uint32_t perm) override {
@@ -141,14 +141,15 @@ class TestPci final : public PciFunction {
     }
     if (trapped && h) h(off, v, 4);
   }
+  // Single 4-byte accesses, as the driver's MMIO accessors (the firmware
+  // thread reads BAR0 concurrently).
   uint32_t read32(uint32_t off) const {
-    uint32_t v;
-    std::memcpy(&v, bar_ + off, 4);
-    return __builtin_bswap32(v);
+    return __builtin_bswap32(
+        __atomic_load_n(reinterpret_cast<const uint32_t*>(bar_ + off), __ATOMIC_RELAXED));
   }
   void store_be32(uint32_t off, uint32_t v) {
-    v = __builtin_bswap32(v);
-    std::memcpy(bar_ + off, &v, 4);
+    __atomic_store_n(reinterpret_cast<uint32_t*>(bar_ + off), __builtin_bswap32(v),
+                     __ATOMIC_RELAXED);
   }
   // Number of MSI-X interrupts on vector v since the last call (drains the eventfd).
   uint64_t take_msix(unsigned v) {
@@ -272,19 +273,25 @@ class TestHost {
   // software's), with no moment in which a firmware scan could see it owned.
   void prepare(unsigned slot, std::span<const std::byte> in, uint32_t outlen, uint8_t token = 0x5a,
                bool hand_over = true) {
+    // As the driver (src/hca/cmdq): plain stores stay off status_own (the
+    // firmware's scan reads it at any time), which is written alone.
     std::byte* e = entry(slot);
-    std::memset(e, 0, prm::kCmdEntryBytes);
+    std::memset(e, 0, prm::kCmdEntryBytes - 1);
+    set_status_own(slot, 0);
     prm::Ref<prm::cmd_layout> c(e);
     c.set(prm::cmd_layout::type, prm::kCmdTypePcie);
     c.set(prm::cmd_layout::inlen, in.size());
     c.set(prm::cmd_layout::outlen, outlen);
-    c.set(prm::cmd_layout::token, token);
+    e[prm::cmd_layout::token.off / 8] = std::byte{token};
     c.set_bytes(prm::cmd_layout::in, in.first(std::min<std::size_t>(16, in.size())));
     c.set(prm::cmd_layout::in_ptr, build_chain(in.size(), in, token, &in_blocks_[slot]));
     c.set(prm::cmd_layout::out_ptr, build_chain(outlen, {}, token, &out_blocks_[slot]));
     outlen_[slot] = outlen;
-    std::atomic_thread_fence(std::memory_order_release);
-    if (hand_over) c.set(prm::cmd_layout::status_own, prm::kCmdOwnerHw);
+    if (hand_over) set_status_own(slot, prm::kCmdOwnerHw);
+  }
+  void set_status_own(unsigned slot, uint8_t v) {
+    std::atomic_ref<uint8_t>(*reinterpret_cast<uint8_t*>(entry(slot) + 0x3F))
+        .store(v, std::memory_order_release);
   }
   void ring(uint32_t mask, bool trapped = true) {
     pci_.write32(prm::init_seg::kCmdDbellOff, mask, trapped);
