@@ -9,6 +9,7 @@
 #include "common/abi_guard.hpp"
 #include "common/log.hpp"
 #include "hca/prm/uar.hpp"
+#include "platform/mmio.hpp"
 #include "verbs/objects.hpp"
 
 namespace kbv::verbs {
@@ -18,8 +19,8 @@ QpImpl::~QpImpl() = default;
 Status QpImpl::build_queues() {
   // RESET restarts the firmware's WQE counters; so do the queues.
   volatile uint32_t* db = qp->mem().dbrec();
-  db[0] = 0;
-  db[1] = 0;
+  platform::dbrec_store(&db[0], 0);
+  platform::dbrec_store(&db[1], 0);
   auto s = hca::SendQueue::for_qp(*dev->hca, *qp, cfg, qp->qpn() % prm::kBfRegsPerUar, sig_all);
   if (!s) return s.status();
   sq.emplace(std::move(*s));

@@ -169,7 +169,7 @@ class RecvQueue {
     wr_ids_[idx] = A::wr_id(wr);
     head_ = head + 1;
     platform::udma_to_device_barrier();  // WQE before the record
-    cfg_.dbrec[0] = htobe32((head + 1) & 0xFFFF);
+    platform::dbrec_store(&cfg_.dbrec[0], htobe32((head + 1) & 0xFFFF));
     return true;
   }
 

@@ -330,7 +330,7 @@ template <class A>
   *slot = Slot{A::wr_id(wr), next};
   // The doorbell (ring_doorbell for one 64-byte WQE).
   platform::udma_to_device_barrier();
-  cfg_.dbrec[1] = htobe32(next & 0xFFFF);
+  platform::dbrec_store(&cfg_.dbrec[1], htobe32(next & 0xFFFF));
   platform::mmio_wc_start();
   const uint64_t reg = cfg_.bf_offset + bf_cur_;
   if (bf_one_)
