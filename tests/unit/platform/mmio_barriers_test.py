@@ -8,7 +8,8 @@ Disassembles (OBJDUMP: the build's own, the cross file's for aarch64):
   - PROBE_MODULE (mmio_barrier_probe.cpp): one function per barrier; each
     must hold exactly the barrier instructions rdma-core's util/udma_barrier.h
     gives that barrier on this architecture, and no other;
-  - LIBKBV: the completion poller (kbv::hca::CqPoller::poll), which must use
+  - LIBKBV: the completion poller (kbv::hca::CqPoller::poll, each instance
+    of its template), which must use
     the one barrier rdma-core's mlx5 poll uses (providers/mlx5/cq.c
     mlx5_get_next_cqe: udma_from_device_barrier after the owner check; the
     consumer index store after the batch with none, update_cons_index) and
@@ -44,7 +45,10 @@ BARRIER_RE = {
     "x86_64": re.compile(r"\b(lfence|sfence|mfence)\b"),
     "aarch64": re.compile(r"\b((?:dmb|dsb)\s+\w+|isb)\b"),
 }
-POLLER = "kbv::hca::CqPoller::poll("
+# CqPoller::poll, or its instances when it is a template over the CQE
+# timestamp (poll_impl<false> for kbv_poll_cq, poll_impl<true> for
+# kbv_poll_cq_ts); demangled template names start with the return type.
+POLLER = re.compile(r"kbv::hca::CqPoller::poll(?:_impl<\w+>)?\(")
 
 
 def functions(objdump, path):
@@ -94,14 +98,14 @@ def main():
         got = barriers(arch, insns)
         check(got == want, f"{arch} {name}: {got} (rdma-core: {want})")
 
-    polls = [v for k, v in functions(objdump, lib).items() if k.startswith(POLLER)]
-    check(len(polls) == 1, f"{POLLER}...) found once in {lib} ({len(polls)})")
-    if polls:
-        want = EXPECTED[arch]["udma_from_device_barrier"]
-        got = barriers(arch, polls[0])
+    polls = {k: v for k, v in functions(objdump, lib).items() if POLLER.search(k)}
+    check(len(polls) >= 1, f"CqPoller::poll found in {lib} ({len(polls)})")
+    want = EXPECTED[arch]["udma_from_device_barrier"]
+    for name, insns in sorted(polls.items()):
+        got = barriers(arch, insns)
         # One per CQE inside the loop: the static count is the loop body's.
         check(len(got) >= 1 and set(got) == set(want),
-              f"{arch} CqPoller::poll barriers {got}: only {want} (mlx5_get_next_cqe)")
+              f"{arch} {name}: barriers {got}: only {want} (mlx5_get_next_cqe)")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
