@@ -272,7 +272,7 @@ class Harness {
       case 5: {
         kbv_cq_attr_t a{};
         a.cqe = in.size32();
-        a.reserved = in.u8() % 8 == 0 ? in.u32() : 0;
+        a.flags = in.u8() % 8 == 0 ? in.u32() : 0;
         a.event_eq = in.u8() % 4 == 0 ? eq(in) : 0;
         kbv_cq_t h = 0;
         kbv_status_t st = kbv_cq_create(device(in), out(in, &a), q, ud, out(in, &h));
